@@ -1,0 +1,42 @@
+import { Command, CommanderError } from 'commander';
+import { isConfigError, isUsageError, describeError } from '../util/errors.js';
+import { scrubSecrets } from '../util/secrets.js';
+import { EXIT_OK, EXIT_USAGE, EXIT_WORK_FAILED } from './exit-codes.js';
+import { commandModules } from './commands/index.js';
+
+export function buildProgram(): Command {
+  const program = new Command();
+  program
+    .name('freight-sync')
+    .description('Keeps an ERP in sync with the Freight Operations Public API (pull, push, webhooks).')
+    .option('-c, --config <file>', 'config file (default: $FREIGHT_SYNC_CONFIG, else config/freight-sync.yaml)')
+    .option('--log-level <level>', 'trace | debug | info | warn | error | fatal | silent')
+    .showHelpAfterError()
+    .exitOverride()
+    .addHelpText(
+      'after',
+      '\nExit codes: 0 success, 1 the work failed, 2 bad usage or bad configuration.',
+    );
+  for (const register of commandModules) register(program);
+  return program;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv);
+    return typeof process.exitCode === 'number' ? process.exitCode : EXIT_OK;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // --help and --version exit through here with code 0.
+      if (error.exitCode === 0) return EXIT_OK;
+      return EXIT_USAGE;
+    }
+    if (isConfigError(error) || isUsageError(error)) {
+      process.stderr.write(`freight-sync: ${scrubSecrets(error.message)}\n`);
+      return EXIT_USAGE;
+    }
+    process.stderr.write(`freight-sync: ${scrubSecrets(describeError(error))}\n`);
+    return EXIT_WORK_FAILED;
+  }
+}
