@@ -1,0 +1,303 @@
+import { createHash } from 'node:crypto';
+import type { z } from 'zod';
+import { isAbortError, sleep, throwIfAborted } from '../util/abort.js';
+import type { Logger } from '../util/logger.js';
+import { registerSecret } from '../util/secrets.js';
+import type { ApiClientEvents, ApiClientStats } from './client-events.js';
+import {
+  ApiAuthError,
+  ApiError,
+  ApiNetworkError,
+  ApiResponseError,
+  ApiRetriesExhaustedError,
+  ApiUnsupportedError,
+  type EndpointRef,
+} from './errors.js';
+import { HttpTransport, type TransportResponse } from './http-transport.js';
+import type { QueryParams } from './query-string.js';
+import { RateBudget, type RateBudgetOptions } from './rate-budget.js';
+import { decideRetry, DEFAULT_RETRY, parseRetryAfter, type RetryOptions } from './retry-policy.js';
+import { errorEnvelopeSchema, successEnvelopeSchema, type SuccessEnvelope } from './schemas/envelope.js';
+import { tokenRecordSchema, type TokenRecord } from './schemas/resources.js';
+import { ServerClock } from './server-clock.js';
+import { type AuthCredentials, TokenManager } from './token-manager.js';
+import type { TokenStore } from './token-store.js';
+import type { ApiVariant } from './variant.js';
+
+export interface ApiClientOptions {
+  baseUrl: string;
+  variant: ApiVariant;
+  credentials: AuthCredentials;
+  tokenStore: TokenStore;
+  logger: Logger;
+  timeoutMs?: number;
+  refreshBeforeExpiryMs?: number;
+  rateLimit?: Omit<RateBudgetOptions, 'now'>;
+  /** Share one budget between clients of the same account (e.g. tests that restart a client). */
+  budget?: RateBudget;
+  retry?: Partial<RetryOptions>;
+  userAgent?: string;
+  events?: ApiClientEvents;
+}
+
+export interface ApiCall<T> {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** Route template for messages and metrics, e.g. `/loads/:reference_number`. */
+  route: string;
+  /** Concrete path; defaults to `route`. Path parameters must already be encoded. */
+  path?: string;
+  query?: QueryParams;
+  body?: unknown;
+  /** Validates `data` of the success envelope. */
+  schema: z.ZodType<T>;
+  /** Token calls go without an access token. */
+  anonymous?: boolean;
+  /** Override the bearer (token endpoints send the refresh token). */
+  bearer?: string;
+  /** Default: true for GET/PUT/DELETE, false for POST. A non-idempotent call is never retried blindly. */
+  idempotent?: boolean;
+  /** Endpoints that exist on one variant only. */
+  variants?: readonly ApiVariant[];
+  signal?: AbortSignal;
+}
+
+export interface ApiResult<T> {
+  data: T;
+  envelope: SuccessEnvelope;
+  status: number;
+}
+
+/**
+ * The typed client's engine: auth (spec §5), client-side rate budget, retries (§7), server clock.
+ * Endpoint functions in `endpoints/` describe calls; this class makes them.
+ */
+export class ApiClient {
+  readonly variant: ApiVariant;
+  readonly baseUrl: string;
+  readonly clock: ServerClock;
+  readonly budget: RateBudget;
+  readonly tokens: TokenManager;
+  readonly stats: ApiClientStats = {
+    requests: 0,
+    responsesByStatus: {},
+    networkErrors: 0,
+    retries: 0,
+    rateLimited: 0,
+    rateWaitMs: 0,
+  };
+  private readonly transport: HttpTransport;
+  private readonly retry: RetryOptions;
+  private readonly logger: Logger;
+  private readonly events: ApiClientEvents;
+
+  constructor(options: ApiClientOptions) {
+    this.variant = options.variant;
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.logger = options.logger;
+    this.events = options.events ?? {};
+    this.clock = new ServerClock();
+    this.retry = { ...DEFAULT_RETRY, ...options.retry };
+    const rate = options.rateLimit ?? { requestsPerSecond: 8, maxInFlight: 4, adaptive: true };
+    this.budget = options.budget ?? new RateBudget(rate);
+    this.transport = new HttpTransport({
+      baseUrl: this.baseUrl,
+      timeoutMs: options.timeoutMs ?? 30_000,
+      userAgent: options.userAgent,
+      maxSockets: Math.max(4, rate.maxInFlight * 2),
+    });
+    const credentials = options.credentials;
+    if ('clientSecret' in credentials) registerSecret(credentials.clientSecret);
+    if ('refreshToken' in credentials) {
+      registerSecret(credentials.refreshToken);
+      registerSecret(credentials.accessToken);
+    }
+    this.tokens = new TokenManager({
+      variant: options.variant,
+      credentials,
+      store: options.tokenStore,
+      account: accountKey(this.baseUrl, options.variant, credentials),
+      clock: this.clock,
+      refreshBeforeExpiryMs: options.refreshBeforeExpiryMs ?? 60_000,
+      logger: options.logger.child({ component: 'auth' }),
+      endpoints: {
+        retrieveToken: (clientId, clientSecret, signal) =>
+          this.call({
+            method: 'POST',
+            route: '/retrieve-token',
+            body: { clientId, clientSecret },
+            schema: tokenRecordSchema,
+            anonymous: true,
+            // Asking for tokens again is harmless: the server returns a valid pair either way.
+            idempotent: true,
+            signal,
+          }).then((result) => result.data as TokenRecord),
+        refreshAccessToken: (refreshToken, signal) =>
+          this.call({ method: 'GET', route: '/token', schema: tokenRecordSchema, bearer: refreshToken, variants: ['main'], signal }).then(
+            (result) => result.data as TokenRecord,
+          ),
+        rotateTokens: (refreshToken, signal) =>
+          this.call({
+            method: 'GET',
+            route: '/generate-new-token',
+            schema: tokenRecordSchema,
+            bearer: refreshToken,
+            // Retried on faults: if the server rotated and the answer was lost, the retry gets a
+            // 401 and the manager falls back to client credentials (or fails loudly without them).
+            signal,
+          }).then((result) => result.data as TokenRecord),
+      },
+    });
+  }
+
+  /** Makes one API call with auth, budget and retries; resolves with validated `data`. */
+  async call<T>(spec: ApiCall<T>): Promise<ApiResult<T>> {
+    const endpoint: EndpointRef = { method: spec.method, route: spec.route };
+    if (spec.variants && !spec.variants.includes(this.variant)) throw new ApiUnsupportedError(endpoint, this.variant);
+    const idempotent = spec.idempotent ?? spec.method !== 'POST';
+    const startedAt = Date.now();
+    let attempt = 0;
+    let countedAttempts = 0;
+    let refreshedAfter401 = false;
+    for (;;) {
+      throwIfAborted(spec.signal);
+      attempt += 1;
+      let bearer: string | undefined;
+      try {
+        bearer = spec.bearer ?? (spec.anonymous ? undefined : await this.tokens.accessToken(spec.signal));
+        const response = await this.attempt(spec, endpoint, bearer, attempt);
+        if (response.status === 401 && !spec.anonymous && !spec.bearer && !refreshedAfter401) {
+          // One refresh and one retry per call (spec §5.1, design §2.9).
+          refreshedAfter401 = true;
+          this.logger.debug({ endpoint: endpoint.route }, '401: refreshing the access token once');
+          await this.tokens.onUnauthorized(bearer ?? '', spec.signal);
+          this.events.onTokenRefresh?.({ variant: this.variant });
+          attempt -= 1;
+          continue;
+        }
+        const result = this.interpret(response, endpoint, spec.schema);
+        this.budget.onSuccess();
+        return result;
+      } catch (error) {
+        if (isAbortError(error) || spec.signal?.aborted) throw error;
+        if (error instanceof ApiError && error.status === 401 && !spec.anonymous && !spec.bearer) {
+          throw new ApiAuthError(`${spec.method} ${spec.route} still answered 401 after a token refresh`, { cause: error });
+        }
+        if (error instanceof ApiError && error.status === 429) {
+          this.stats.rateLimited += 1;
+          this.budget.onRateLimited(error.retryAfterMs);
+          this.events.onRateLimited?.({ endpoint, retryAfterMs: error.retryAfterMs });
+        } else {
+          countedAttempts += 1;
+        }
+        const decision = decideRetry(error, Math.max(1, countedAttempts), idempotent, this.retry);
+        if (!decision.retry) throw error;
+        const elapsed = Date.now() - startedAt;
+        // 429s do not use up attempts (a long backfill must never fail because of them); they
+        // are bounded by the elapsed-time limit like everything else.
+        if (countedAttempts >= this.retry.maxAttempts || elapsed + decision.delayMs > this.retry.maxElapsedMs) {
+          throw new ApiRetriesExhaustedError(endpoint, attempt, elapsed, error);
+        }
+        this.stats.retries += 1;
+        this.events.onRetry?.({ endpoint, reason: decision.reason, delayMs: decision.delayMs, attempt });
+        this.logger.debug({ endpoint: `${spec.method} ${spec.route}`, reason: decision.reason, delayMs: decision.delayMs, attempt }, 'retrying');
+        await sleep(decision.delayMs, spec.signal);
+      }
+    }
+  }
+
+  /** Releases sockets. */
+  close(): void {
+    this.transport.close();
+  }
+
+  private async attempt(spec: ApiCall<unknown>, endpoint: EndpointRef, bearer: string | undefined, attempt: number): Promise<TransportResponse> {
+    const waitedBefore = this.budget.snapshot().waitedMs;
+    return this.budget.run(async () => {
+      this.stats.rateWaitMs += this.budget.snapshot().waitedMs - waitedBefore;
+      this.stats.requests += 1;
+      const started = Date.now();
+      try {
+        const response = await this.transport.send({
+          method: spec.method,
+          path: spec.path ?? spec.route,
+          endpoint,
+          query: spec.query,
+          body: spec.body,
+          bearer,
+          signal: spec.signal,
+        });
+        this.clock.observe(response.headers.date, response.receivedAtMs);
+        this.stats.responsesByStatus[response.status] = (this.stats.responsesByStatus[response.status] ?? 0) + 1;
+        this.events.onResponse?.({ endpoint, status: response.status, durationMs: Date.now() - started, attempt });
+        return response;
+      } catch (error) {
+        if (error instanceof ApiNetworkError) {
+          this.stats.networkErrors += 1;
+          this.events.onNetworkError?.({ endpoint, code: error.networkCode, attempt });
+        }
+        throw error;
+      }
+    }, spec.signal);
+  }
+
+  private interpret<T>(response: TransportResponse, endpoint: EndpointRef, schema: z.ZodType<T>): ApiResult<T> {
+    const { status, body } = response;
+    const json = tryParseJson(body);
+    if (status < 200 || status >= 300) {
+      const envelope = json.ok ? errorEnvelopeSchema.safeParse(json.value) : undefined;
+      const message = envelope?.success && envelope.data.message !== undefined
+        ? String(envelope.data.message)
+        : describeNonJsonBody(response);
+      const serverDate = response.headers.date ? Date.parse(response.headers.date) : Date.now();
+      throw new ApiError({
+        status,
+        endpoint,
+        serverMessage: message,
+        serverRoute: envelope?.success ? envelope.data.self : undefined,
+        retryAfterMs: status === 429 ? parseRetryAfter(response.headers['retry-after'], Number.isNaN(serverDate) ? Date.now() : serverDate) : undefined,
+      });
+    }
+    if (!json.ok) {
+      // A 2xx that is not JSON: an HTML page from a proxy, or a body cut short. Worth a retry.
+      throw new ApiResponseError(endpoint, status, `${json.reason}; ${describeNonJsonBody(response)}`, true);
+    }
+    const envelope = successEnvelopeSchema.safeParse(json.value);
+    if (!envelope.success || typeof json.value !== 'object' || json.value === null || !('data' in json.value)) {
+      throw new ApiResponseError(endpoint, status, 'the body is not a response envelope (no `data`)', false);
+    }
+    const data = schema.safeParse(envelope.data.data);
+    if (!data.success) {
+      const first = data.error.issues[0];
+      const where = first ? `data${first.path.length ? '.' + first.path.join('.') : ''}` : 'data';
+      throw new ApiResponseError(endpoint, status, `${where}: ${first?.message ?? 'invalid'}`, false);
+    }
+    return { data: data.data, envelope: envelope.data, status };
+  }
+}
+
+type JsonParse = { ok: true; value: unknown } | { ok: false; reason: string };
+
+function tryParseJson(body: string): JsonParse {
+  if (body.trim() === '') return { ok: false, reason: 'empty body' };
+  try {
+    return { ok: true, value: JSON.parse(body) as unknown };
+  } catch (error) {
+    return { ok: false, reason: `body is not valid JSON (${error instanceof Error ? error.message : 'parse error'})` };
+  }
+}
+
+function describeNonJsonBody(response: TransportResponse): string {
+  const type = response.headers['content-type'] ?? 'no content type';
+  const excerpt = response.body.replace(/\s+/g, ' ').trim().slice(0, 120);
+  return `${type}, ${response.body.length} bytes${excerpt ? `: "${excerpt}"` : ''}`;
+}
+
+/**
+ * The key of an account's tokens in the store. Includes a hash of the configured identity, so a
+ * user who pastes a new token pair into the config starts from it instead of a stale stored one.
+ */
+export function accountKey(baseUrl: string, variant: ApiVariant, credentials: AuthCredentials): string {
+  const identity = 'clientId' in credentials ? `client:${credentials.clientId}` : `pair:${credentials.refreshToken}`;
+  const digest = createHash('sha256').update(identity).digest('hex').slice(0, 16);
+  return `${variant}|${baseUrl}|${digest}`;
+}

@@ -1,0 +1,23 @@
+import type { EndpointRef } from './errors.js';
+
+/**
+ * Observations the client reports (metrics, run statistics). All optional; none may throw.
+ * Nothing here carries a token, a header or a body.
+ */
+export interface ApiClientEvents {
+  onResponse?(event: { endpoint: EndpointRef; status: number; durationMs: number; attempt: number }): void;
+  onNetworkError?(event: { endpoint: EndpointRef; code: string | undefined; attempt: number }): void;
+  onRetry?(event: { endpoint: EndpointRef; reason: string; delayMs: number; attempt: number }): void;
+  onRateLimited?(event: { endpoint: EndpointRef; retryAfterMs: number | undefined }): void;
+  onTokenRefresh?(event: { variant: string }): void;
+}
+
+/** Counters every client keeps for run summaries and benchmarks. */
+export interface ApiClientStats {
+  requests: number;
+  responsesByStatus: Record<number, number>;
+  networkErrors: number;
+  retries: number;
+  rateLimited: number;
+  rateWaitMs: number;
+}

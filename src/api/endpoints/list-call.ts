@@ -1,0 +1,37 @@
+import type { z } from 'zod';
+import type { ApiClient } from '../api-client.js';
+import { listDataSchema, partitionItems, type Page } from '../paging.js';
+import type { QueryParams } from '../query-string.js';
+import type { ApiVariant } from '../variant.js';
+
+/** One GET of a list endpoint, its elements validated one by one. */
+export async function listCall<T>(
+  client: ApiClient,
+  route: string,
+  query: QueryParams,
+  itemSchema: z.ZodType<T>,
+  options: { signal?: AbortSignal; variants?: readonly ApiVariant[] } = {},
+): Promise<Page<T>> {
+  const result = await client.call({
+    method: 'GET',
+    route,
+    query,
+    schema: listDataSchema,
+    signal: options.signal,
+    variants: options.variants,
+  });
+  const { items, rejected } = partitionItems(result.data, itemSchema);
+  return {
+    items,
+    rejected,
+    skip: typeof query.skip === 'number' ? query.skip : undefined,
+    count: result.envelope.count ?? undefined,
+    nextPageToken: result.envelope.other?.pageToken ?? null,
+    envelope: result.envelope,
+  };
+}
+
+/** Path parameters are encoded: reference numbers may contain `/`. */
+export function pathParam(value: string): string {
+  return encodeURIComponent(value);
+}

@@ -1,0 +1,117 @@
+import http from 'node:http';
+import https from 'node:https';
+import axios, { type AxiosInstance, isAxiosError } from 'axios';
+import { ApiNetworkError, type EndpointRef } from './errors.js';
+import { encodeQuery, type QueryParams } from './query-string.js';
+
+export interface TransportRequest {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** Concrete path below the base URL, e.g. `/loads/M000123` (already encoded). */
+  path: string;
+  endpoint: EndpointRef;
+  query?: QueryParams;
+  /** JSON body, or FormData for multipart uploads. */
+  body?: unknown;
+  bearer?: string;
+  signal?: AbortSignal;
+}
+
+export interface TransportResponse {
+  status: number;
+  headers: Record<string, string | undefined>;
+  body: string;
+  receivedAtMs: number;
+}
+
+export interface TransportOptions {
+  baseUrl: string;
+  timeoutMs: number;
+  userAgent?: string;
+  maxSockets?: number;
+}
+
+/**
+ * The only place that does HTTP. Bodies are read as text and parsed by the caller, so an HTML
+ * error page or a truncated JSON body is seen for what it is instead of being silently passed
+ * through as a string. Every status is returned; mapping statuses to errors is the client's job.
+ * Network failures become `ApiNetworkError`, never carrying headers or the bearer token.
+ */
+export class HttpTransport {
+  private readonly axios: AxiosInstance;
+  private readonly httpAgent: http.Agent;
+  private readonly httpsAgent: https.Agent;
+
+  constructor(options: TransportOptions) {
+    const maxSockets = options.maxSockets ?? 16;
+    this.httpAgent = new http.Agent({ keepAlive: true, maxSockets });
+    this.httpsAgent = new https.Agent({ keepAlive: true, maxSockets });
+    this.axios = axios.create({
+      baseURL: options.baseUrl.replace(/\/+$/, ''),
+      timeout: options.timeoutMs,
+      responseType: 'text',
+      transformResponse: [(data: unknown) => data],
+      validateStatus: () => true,
+      maxRedirects: 0,
+      decompress: true,
+      httpAgent: this.httpAgent,
+      httpsAgent: this.httpsAgent,
+      headers: {
+        Accept: 'application/json',
+        'User-Agent': options.userAgent ?? 'freight-sync',
+      },
+    });
+  }
+
+  async send(request: TransportRequest): Promise<TransportResponse> {
+    const query = encodeQuery(request.query);
+    const url = query ? `${request.path}?${query}` : request.path;
+    const headers: Record<string, string> = {};
+    if (request.bearer) headers.Authorization = `Bearer ${request.bearer}`;
+    const isForm = typeof FormData !== 'undefined' && request.body instanceof FormData;
+    if (request.body !== undefined && !isForm) headers['Content-Type'] = 'application/json';
+    try {
+      const response = await this.axios.request<string>({
+        method: request.method,
+        url,
+        data: request.body === undefined ? undefined : isForm ? request.body : JSON.stringify(request.body),
+        headers,
+        signal: request.signal,
+      });
+      const flatHeaders: Record<string, string | undefined> = {};
+      for (const [name, value] of Object.entries(response.headers ?? {})) {
+        flatHeaders[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value == null ? undefined : String(value);
+      }
+      return {
+        status: response.status,
+        headers: flatHeaders,
+        body: typeof response.data === 'string' ? response.data : String(response.data ?? ''),
+        receivedAtMs: Date.now(),
+      };
+    } catch (error) {
+      throw toNetworkError(error, request.endpoint, request.signal);
+    }
+  }
+
+  close(): void {
+    this.httpAgent.destroy();
+    this.httpsAgent.destroy();
+  }
+}
+
+function toNetworkError(error: unknown, endpoint: EndpointRef, signal: AbortSignal | undefined): Error {
+  if (signal?.aborted) {
+    const reason: unknown = signal.reason;
+    if (reason instanceof Error) return reason;
+    const abort = new Error('request aborted');
+    abort.name = 'AbortError';
+    return abort;
+  }
+  if (isAxiosError(error)) {
+    const code = error.code;
+    // A refused connection never reached the server: safe to retry even a POST.
+    const refused = code === 'ECONNREFUSED';
+    const detail = code === 'ECONNABORTED' || code === 'ETIMEDOUT' ? 'request timed out' : `connection failed: ${error.message}`;
+    return new ApiNetworkError(endpoint, code, detail, !refused);
+  }
+  return new ApiNetworkError(endpoint, undefined, error instanceof Error ? error.message : String(error), true);
+}
