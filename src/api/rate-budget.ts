@@ -93,8 +93,8 @@ export class RateBudget {
     if (elapsedS <= 0) return;
     this.lastAdjustAt = now;
     if (this.rate < this.ceiling) {
-      // Back to the ceiling in about 30 s.
-      this.rate = Math.min(this.ceiling, this.rate + (this.ceiling * elapsedS) / 30);
+      // 1 % of the ceiling per second: from 70 % back to the ceiling in about 30 s.
+      this.rate = Math.min(this.ceiling, this.rate + this.ceiling * 0.01 * elapsedS);
     } else if (this.rate < this.configuredRate) {
       // Above the last known ceiling, probe very gently: 1 % per 10 s.
       this.rate = Math.min(this.configuredRate, this.rate * (1 + 0.001 * elapsedS));

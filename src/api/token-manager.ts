@@ -40,7 +40,7 @@ export interface TokenManagerOptions {
  */
 export class TokenManager {
   private current: StoredTokens | undefined;
-  private loaded = false;
+  private loading: Promise<void> | undefined;
   private refreshing: Promise<string> | undefined;
   refreshCount = 0;
 
@@ -72,8 +72,13 @@ export class TokenManager {
     return this.current ? { ...this.current } : undefined;
   }
 
-  private async ensureLoaded(): Promise<void> {
-    if (this.loaded) return;
+  private ensureLoaded(): Promise<void> {
+    // Memoized so concurrent first callers share one load (and one seeding of the store).
+    this.loading ??= this.load();
+    return this.loading;
+  }
+
+  private async load(): Promise<void> {
     const stored = await this.options.store.load(this.options.account);
     const credentials = this.options.credentials;
     if (stored && (stored.accessToken || stored.refreshToken)) {
@@ -90,7 +95,6 @@ export class TokenManager {
     }
     registerSecret(this.current?.accessToken);
     registerSecret(this.current?.refreshToken);
-    this.loaded = true;
   }
 
   private expiresSoon(tokens: StoredTokens): boolean {
