@@ -1,4 +1,3 @@
 /** The two deployments of the API (spec §0): they share conventions and differ where marked. */
-export type ApiVariant = 'main' | 'brokerage';
-
-export const API_VARIANTS: readonly ApiVariant[] = ['main', 'brokerage'];
+export const API_VARIANTS = ['main', 'brokerage'] as const;
+export type ApiVariant = (typeof API_VARIANTS)[number];

@@ -1,0 +1,381 @@
+import { z } from 'zod';
+import { validate as isValidCron } from 'node-cron';
+import { parseIsoDuration } from '../util/duration.js';
+import { describeValue } from './format-issues.js';
+import {
+  API_VARIANTS,
+  LOG_LEVELS,
+  STREAM_NAMES,
+  type ApiAuthConfig,
+  type ConnectorConfig,
+  type FreightSyncConfig,
+  type StreamConfig,
+  type StreamName,
+  type StreamSettings,
+  type SyncConfig,
+  type WebhooksConfig,
+} from './types.js';
+
+export type { FreightSyncConfig } from './types.js';
+
+/*
+ * Helpers for values that arrive as text. Every message they write is a `custom` issue in plain
+ * words; format-issues.ts prints custom messages verbatim after the dotted path.
+ */
+
+function requiredOr(ctx: z.RefinementCtx, value: unknown, message: string): void {
+  ctx.addIssue({ code: 'custom', message: value === undefined ? 'is required' : message, input: value });
+}
+
+/** An ISO 8601 duration (`PT30S`, `P7D`) in the file; a number of milliseconds in the output. */
+export function isoDuration() {
+  return z.unknown().transform((value, ctx): number => {
+    if (typeof value === 'string') {
+      const ms = parseIsoDuration(value);
+      if (ms !== undefined) return ms;
+      ctx.addIssue({
+        code: 'custom',
+        message: `expected an ISO 8601 duration, got ${JSON.stringify(value)}`,
+      });
+      return z.NEVER;
+    }
+    requiredOr(ctx, value, `expected an ISO 8601 duration such as PT30S, got ${describeValue(value)}`);
+    return z.NEVER;
+  });
+}
+
+/**
+ * A number. Text that is a plain decimal number is accepted too, because `${VAR}` interpolation
+ * always produces strings (`requestsPerSecond: ${RPS:-8}`); anything else is reported as found.
+ */
+export function numberValue() {
+  return z.preprocess(
+    (value) => (typeof value === 'string' && /^\s*-?\d+(\.\d+)?\s*$/.test(value) ? Number(value) : value),
+    z.number(),
+  );
+}
+
+export function integerValue(min: number, max: number) {
+  return z.preprocess(
+    (value) => (typeof value === 'string' && /^\s*-?\d+\s*$/.test(value) ? Number(value) : value),
+    z.number().int().min(min).max(max),
+  );
+}
+
+/** true/false; the strings "true"/"false" too, for the same reason as numberValue(). */
+export function booleanValue() {
+  return z.preprocess((value) => {
+    if (value === 'true') return true;
+    if (value === 'false') return false;
+    return value;
+  }, z.boolean());
+}
+
+export function nonEmptyString() {
+  return z.string().trim().min(1);
+}
+
+/** ISO 8601 date-time with a zone (`2024-01-01T00:00:00Z`), normalised to UTC `…Z` form. */
+export function isoDateTime() {
+  return z.unknown().transform((value, ctx): string => {
+    if (
+      typeof value === 'string' &&
+      /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/.test(value) &&
+      !Number.isNaN(Date.parse(value))
+    ) {
+      return new Date(value).toISOString();
+    }
+    if (value instanceof Date && !Number.isNaN(value.getTime())) return value.toISOString();
+    requiredOr(
+      ctx,
+      value,
+      `expected an ISO 8601 date-time with a time zone such as 2024-01-01T00:00:00Z, got ${describeValue(value)}`,
+    );
+    return z.NEVER;
+  });
+}
+
+export function cronExpression() {
+  return z.unknown().transform((value, ctx): string => {
+    if (typeof value === 'string' && isValidCron(value.trim())) return value.trim();
+    requiredOr(ctx, value, `expected a cron expression such as "*/5 * * * *", got ${describeValue(value)}`);
+    return z.NEVER;
+  });
+}
+
+function httpUrl() {
+  return z.unknown().transform((value, ctx): string => {
+    if (typeof value === 'string') {
+      try {
+        const url = new URL(value);
+        if (url.protocol === 'http:' || url.protocol === 'https:') return value.replace(/\/+$/, '');
+      } catch {
+        // reported below
+      }
+    }
+    requiredOr(ctx, value, `expected an http(s) URL such as https://api.example.com/v1, got ${describeValue(value)}`);
+    return z.NEVER;
+  });
+}
+
+/* ---------------------------------------------------------------- api */
+
+const authSchema = z
+  .strictObject({
+    clientId: nonEmptyString().optional(),
+    clientSecret: nonEmptyString().optional(),
+    accessToken: nonEmptyString().optional(),
+    refreshToken: nonEmptyString().optional(),
+  })
+  .transform((auth, ctx): ApiAuthConfig => {
+    const hasClient = auth.clientId !== undefined || auth.clientSecret !== undefined;
+    const hasTokens = auth.accessToken !== undefined || auth.refreshToken !== undefined;
+    if (hasClient && hasTokens) {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'give either clientId + clientSecret, or accessToken + refreshToken, not both',
+      });
+      return z.NEVER;
+    }
+    if (hasClient) {
+      if (auth.clientId && auth.clientSecret) return { clientId: auth.clientId, clientSecret: auth.clientSecret };
+      const missing = auth.clientId ? 'clientSecret' : 'clientId';
+      ctx.addIssue({ code: 'custom', path: [missing], message: `is required when ${missing === 'clientId' ? 'clientSecret' : 'clientId'} is given` });
+      return z.NEVER;
+    }
+    if (hasTokens) {
+      if (auth.accessToken && auth.refreshToken) {
+        return { accessToken: auth.accessToken, refreshToken: auth.refreshToken };
+      }
+      const missing = auth.accessToken ? 'refreshToken' : 'accessToken';
+      ctx.addIssue({ code: 'custom', path: [missing], message: `is required when ${missing === 'accessToken' ? 'refreshToken' : 'accessToken'} is given` });
+      return z.NEVER;
+    }
+    ctx.addIssue({
+      code: 'custom',
+      message: 'give either clientId + clientSecret, or a pre-issued accessToken + refreshToken',
+    });
+    return z.NEVER;
+  });
+
+const rateLimitSchema = z.strictObject({
+  requestsPerSecond: numberValue().refine((n) => n > 0, 'expected a number greater than 0').prefault(8),
+  maxInFlight: integerValue(1, 64).prefault(4),
+  adaptive: booleanValue().prefault(true),
+});
+
+const retrySchema = z.strictObject({
+  maxAttempts: integerValue(1, 100).prefault(8),
+  maxElapsed: isoDuration().prefault('PT10M'),
+  baseDelay: isoDuration().prefault('PT0.5S'),
+  maxDelay: isoDuration().prefault('PT60S'),
+});
+
+const apiSchema = z.strictObject({
+  variant: z.enum(API_VARIANTS),
+  baseUrl: httpUrl(),
+  auth: authSchema,
+  refreshBeforeExpiry: isoDuration().prefault('PT60S'),
+  timeout: isoDuration().prefault('PT30S'),
+  userAgent: nonEmptyString().optional(),
+  rateLimit: rateLimitSchema.prefault({}),
+  retry: retrySchema.prefault({}),
+});
+
+/* ---------------------------------------------------------------- state, log */
+
+const stateSchema = z.strictObject({
+  // Resolved against the config file's folder by load-config.ts.
+  path: nonEmptyString().prefault('./data/freight-sync.sqlite'),
+});
+
+const logSchema = z.strictObject({
+  level: z.enum(LOG_LEVELS).prefault('info'),
+  pretty: z
+    .unknown()
+    .transform((value, ctx): 'auto' | boolean => {
+      if (value === 'auto' || value === true || value === false) return value;
+      if (value === 'true' || value === 'false') return value === 'true';
+      requiredOr(ctx, value, `expected auto, true or false, got ${describeValue(value)}`);
+      return z.NEVER;
+    })
+    .prefault('auto'),
+});
+
+/* ---------------------------------------------------------------- sync */
+
+/** Page size limits differ per endpoint (§8); each stream definition checks its own. */
+const pageSizeSchema = integerValue(1, 100);
+
+const streamSettingsShape = {
+  schedule: cronExpression(),
+  lookback: isoDuration(),
+  safetyLag: isoDuration(),
+  pageSize: pageSizeSchema,
+  initialFrom: isoDateTime(),
+  maxWindow: isoDuration(),
+  minWindow: isoDuration(),
+};
+
+const defaultsSchema = z.strictObject({
+  schedule: streamSettingsShape.schedule.prefault('*/5 * * * *'),
+  lookback: streamSettingsShape.lookback.prefault('PT10M'),
+  safetyLag: streamSettingsShape.safetyLag.prefault('PT30S'),
+  pageSize: streamSettingsShape.pageSize.prefault(50),
+  initialFrom: streamSettingsShape.initialFrom.prefault('2024-01-01T00:00:00Z'),
+  maxWindow: streamSettingsShape.maxWindow.prefault('P7D'),
+  minWindow: streamSettingsShape.minWindow.prefault('PT1M'),
+});
+
+const streamOptionValue = z.union([z.string(), z.number(), z.boolean()]);
+
+const streamSchema = z.strictObject({
+  enabled: booleanValue().prefault(true),
+  sinks: z.array(nonEmptyString()).prefault([]),
+  schedule: streamSettingsShape.schedule.optional(),
+  lookback: streamSettingsShape.lookback.optional(),
+  safetyLag: streamSettingsShape.safetyLag.optional(),
+  pageSize: streamSettingsShape.pageSize.optional(),
+  initialFrom: streamSettingsShape.initialFrom.optional(),
+  maxWindow: streamSettingsShape.maxWindow.optional(),
+  minWindow: streamSettingsShape.minWindow.optional(),
+  options: z.record(z.string(), streamOptionValue).prefault({}),
+});
+
+type StreamInput = z.output<typeof streamSchema>;
+
+const streamsShape = Object.fromEntries(STREAM_NAMES.map((name) => [name, streamSchema.optional()])) as Record<
+  StreamName,
+  z.ZodOptional<typeof streamSchema>
+>;
+
+const syncSchema = z
+  .strictObject({
+    defaults: defaultsSchema.prefault({}),
+    streams: z.strictObject(streamsShape).prefault({}),
+  })
+  .transform((sync, ctx): SyncConfig => {
+    const streams: SyncConfig['streams'] = {};
+    for (const name of STREAM_NAMES) {
+      const stream = sync.streams[name] as StreamInput | undefined;
+      if (!stream) continue;
+      const merged = mergeStream(sync.defaults, stream);
+      if (merged.minWindow > merged.maxWindow) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['streams', name, 'minWindow'],
+          message: `must not be longer than maxWindow (${merged.minWindow} ms > ${merged.maxWindow} ms)`,
+        });
+      }
+      streams[name] = merged;
+    }
+    if (sync.defaults.minWindow > sync.defaults.maxWindow) {
+      ctx.addIssue({ code: 'custom', path: ['defaults', 'minWindow'], message: 'must not be longer than maxWindow' });
+    }
+    return { defaults: sync.defaults, streams };
+  });
+
+/** A stream's own settings win over `sync.defaults`, key by key. */
+function mergeStream(defaults: StreamSettings, stream: StreamInput): StreamConfig {
+  return {
+    enabled: stream.enabled,
+    sinks: stream.sinks,
+    schedule: stream.schedule ?? defaults.schedule,
+    lookback: stream.lookback ?? defaults.lookback,
+    safetyLag: stream.safetyLag ?? defaults.safetyLag,
+    pageSize: stream.pageSize ?? defaults.pageSize,
+    initialFrom: stream.initialFrom ?? defaults.initialFrom,
+    maxWindow: stream.maxWindow ?? defaults.maxWindow,
+    minWindow: stream.minWindow ?? defaults.minWindow,
+    options: stream.options,
+  };
+}
+
+/* ---------------------------------------------------------------- connectors */
+
+export const CONNECTOR_NAME_PATTERN = /^[a-z][a-z0-9_]*$/;
+
+const connectorSchema = z
+  .strictObject({
+    // Checked against the connector registry when connectors are created (src/plugins).
+    type: nonEmptyString().optional(),
+    module: nonEmptyString().optional(),
+    options: z.record(z.string(), z.unknown()).prefault({}),
+    mappings: z.record(z.string(), z.unknown()).prefault({}),
+  })
+  .transform((connector, ctx): ConnectorConfig => {
+    if (connector.type === undefined && connector.module === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['type'],
+        message: 'is required unless module is given (a built-in connector type such as csv, or module: ./path.js)',
+      });
+      return z.NEVER;
+    }
+    if (connector.type !== undefined && connector.module !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['module'], message: 'give either type (built-in) or module (plug-in), not both' });
+      return z.NEVER;
+    }
+    const source = connector.type !== undefined ? { type: connector.type } : { module: connector.module as string };
+    return { ...source, options: connector.options, mappings: connector.mappings };
+  });
+
+/* ---------------------------------------------------------------- outbound, webhooks */
+
+const outboundSchema = z.strictObject({
+  enabled: booleanValue().prefault(false),
+  sources: z.array(nonEmptyString()).prefault([]),
+  maxAttempts: integerValue(1, 1000).prefault(10),
+});
+
+const listenSchema = z.unknown().transform((value, ctx): string => {
+  if (typeof value === 'string') {
+    const match = /^(.*):(\d{1,5})$/.exec(value.trim());
+    if (match && match[1] !== '' && Number(match[2]) <= 65535) return value.trim();
+  }
+  requiredOr(ctx, value, `expected host:port such as 127.0.0.1:8080, got ${describeValue(value)}`);
+  return z.NEVER;
+});
+
+const webhooksSchema = z
+  .strictObject({
+    enabled: booleanValue().prefault(false),
+    listen: listenSchema.prefault('127.0.0.1:8080'),
+    path: z.string().startsWith('/').prefault('/webhooks/freight'),
+    secret: nonEmptyString().optional(),
+    maxBodyBytes: integerValue(1024, 64 * 1024 * 1024).prefault(1_048_576),
+  })
+  .transform((webhooks, ctx): WebhooksConfig => {
+    // Unsigned webhooks would let anyone on the network inject events.
+    if (webhooks.enabled && webhooks.secret === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['secret'], message: 'is required when webhooks are enabled' });
+    }
+    const out: WebhooksConfig = {
+      enabled: webhooks.enabled,
+      listen: webhooks.listen,
+      path: webhooks.path,
+      maxBodyBytes: webhooks.maxBodyBytes,
+    };
+    if (webhooks.secret !== undefined) out.secret = webhooks.secret;
+    return out;
+  });
+
+/* ---------------------------------------------------------------- root */
+
+/**
+ * The whole file. Cross-references between sections (sinks → connectors, …) are checked by
+ * cross-checks.ts on the raw input, so they are reported even when this schema finds other
+ * problems.
+ */
+export const configSchema: z.ZodType<FreightSyncConfig> = z.strictObject({
+  api: apiSchema,
+  state: stateSchema.prefault({}),
+  log: logSchema.prefault({}),
+  sync: syncSchema.prefault({}),
+  connectors: z.record(z.string(), connectorSchema).prefault({}),
+  outbound: outboundSchema.prefault({}),
+  webhooks: webhooksSchema.prefault({}),
+});
+
+/** What the config file may contain before validation (loose: zod reports what is wrong). */
+export type FreightSyncConfigInput = Record<string, unknown>;

@@ -1,0 +1,51 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { Kysely, SqliteDialect } from 'kysely';
+import { StateError } from './errors.js';
+import type { StateTables } from './tables.js';
+import { registerDurableCommit } from './durability.js';
+
+export interface OpenStateDatabaseOptions {
+  /** Milliseconds a writer waits for another connection's lock before failing. */
+  busyTimeoutMs?: number;
+}
+
+/**
+ * Opens (creating if needed) the SQLite state database. WAL lets readers (`status`) run while
+ * the daemon writes; synchronous=NORMAL is crash-safe for the application in WAL mode, and the
+ * few writes that must survive a power loss too (a rotated refresh token) go through
+ * `durableCommit`, which raises synchronous to FULL for that transaction.
+ *
+ * Call `migrateToLatest(db)` before using the repositories.
+ */
+export function openStateDatabase(filePath: string, options: OpenStateDatabaseOptions = {}): Kysely<StateTables> {
+  const absolute = filePath === ':memory:' ? filePath : path.resolve(filePath);
+  let sqlite: Database.Database;
+  try {
+    if (absolute !== ':memory:') fs.mkdirSync(path.dirname(absolute), { recursive: true });
+    sqlite = new Database(absolute);
+    sqlite.pragma('journal_mode = WAL');
+    sqlite.pragma(`busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5000))}`);
+    sqlite.pragma('foreign_keys = ON');
+    sqlite.pragma('synchronous = NORMAL');
+  } catch (error) {
+    throw new StateError('STATE_OPEN_FAILED', `cannot open state database ${absolute}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+
+  const db = new Kysely<StateTables>({ dialect: new SqliteDialect({ database: sqlite }) });
+
+  // The single connection is shared; count nested durable sections so the last one restores.
+  let durableSections = 0;
+  registerDurableCommit(db, async (work) => {
+    if (durableSections++ === 0) sqlite.pragma('synchronous = FULL');
+    try {
+      return await work();
+    } finally {
+      if (--durableSections === 0) sqlite.pragma('synchronous = NORMAL');
+    }
+  });
+  return db;
+}

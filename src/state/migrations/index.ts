@@ -1,0 +1,19 @@
+import type { Migration, MigrationProvider } from 'kysely';
+import { initial } from './0001-initial.js';
+
+/**
+ * Every migration, by name; names sort in the order they run. Listed in code rather than
+ * discovered on disk so the compiled daemon (dist/) finds them wherever it is installed.
+ * Add new ones at the end with the next number.
+ */
+export const MIGRATIONS: Readonly<Record<string, Migration>> = {
+  '0001-initial': initial,
+};
+
+export class StaticMigrationProvider implements MigrationProvider {
+  constructor(private readonly migrations: Readonly<Record<string, Migration>> = MIGRATIONS) {}
+
+  async getMigrations(): Promise<Record<string, Migration>> {
+    return { ...this.migrations };
+  }
+}

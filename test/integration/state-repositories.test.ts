@@ -1,0 +1,174 @@
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import type { Kysely } from 'kysely';
+import { openStateDatabase } from '../../src/state/database.js';
+import { migrateToLatest } from '../../src/state/migrate.js';
+import { InMemoryTokenStore, SqlTokenStore, tokenAccountKey, type TokenStore } from '../../src/state/token-repository.js';
+import { CheckpointRepository } from '../../src/state/checkpoint-repository.js';
+import { RunHistory } from '../../src/state/run-history.js';
+import { SeenRecords } from '../../src/state/seen-records.js';
+import type { StateTables } from '../../src/state/tables.js';
+import { freshStateDatabase } from '../helpers/state-db.js';
+
+const open: Kysely<StateTables>[] = [];
+async function fresh() {
+  const handle = await freshStateDatabase();
+  open.push(handle.db);
+  return handle;
+}
+afterEach(async () => {
+  for (const db of open.splice(0)) await db.destroy();
+});
+
+const TOKENS = { accessToken: 'access-1', refreshToken: 'refresh-1', accessExpiresAt: '2025-01-01T00:00:00.000Z' };
+
+describe('SqlTokenStore', () => {
+  it('keeps tokens across a reopen of the file', async () => {
+    const { db, file } = await fresh();
+    const account = tokenAccountKey({ baseUrl: 'https://x/v1', variant: 'brokerage', clientId: 'c' });
+    await new SqlTokenStore(db).save(account, TOKENS);
+    // Rotation replaces the pair.
+    await new SqlTokenStore(db).save(account, { ...TOKENS, refreshToken: 'refresh-2' });
+    await db.destroy();
+    open.pop();
+
+    const reopened = openStateDatabase(file);
+    open.push(reopened);
+    await migrateToLatest(reopened);
+    const store = new SqlTokenStore(reopened);
+    expect(await store.load(account)).toEqual({ ...TOKENS, refreshToken: 'refresh-2' });
+    expect(await store.load('other')).toBeUndefined();
+    await store.clear(account);
+    expect(await store.load(account)).toBeUndefined();
+  });
+
+  it('has committed the save when it resolves (visible to another connection)', async () => {
+    const { db, file } = await fresh();
+    await new SqlTokenStore(db).save('acct', TOKENS);
+    const other = new Database(file, { readonly: true });
+    const row = other.prepare('select refresh_token from tokens where account = ?').get('acct') as { refresh_token: string };
+    other.close();
+    expect(row.refresh_token).toBe('refresh-1');
+  });
+
+  it('derives distinct account keys per base URL, variant and client', () => {
+    const a = tokenAccountKey({ baseUrl: 'https://x/v1', variant: 'main', clientId: 'c' });
+    expect(tokenAccountKey({ baseUrl: 'https://x/v1/', variant: 'main', clientId: 'c' })).toBe(a);
+    expect(tokenAccountKey({ baseUrl: 'https://y/v1', variant: 'main', clientId: 'c' })).not.toBe(a);
+    expect(tokenAccountKey({ baseUrl: 'https://x/v1', variant: 'brokerage', clientId: 'c' })).not.toBe(a);
+    expect(tokenAccountKey({ baseUrl: 'https://x/v1', variant: 'main', clientId: 'd' })).not.toBe(a);
+    expect(tokenAccountKey({ baseUrl: 'https://x/v1', variant: 'main', clientId: 'client-abc' })).not.toContain('client-abc');
+  });
+
+  it('InMemoryTokenStore behaves the same and returns copies', async () => {
+    const store: TokenStore = new InMemoryTokenStore();
+    const saved = { ...TOKENS };
+    await store.save('a', saved);
+    saved.accessToken = 'mutated';
+    expect(await store.load('a')).toEqual(TOKENS);
+    await store.clear('a');
+    expect(await store.load('a')).toBeUndefined();
+  });
+});
+
+describe('CheckpointRepository', () => {
+  const cursorSchema = z.strictObject({ updatedAt: z.string(), seenIds: z.array(z.string()) });
+
+  it('round-trips a cursor and lists and deletes it', async () => {
+    const { db } = await fresh();
+    const checkpoints = new CheckpointRepository(db, () => new Date('2025-02-03T04:05:06Z'));
+    expect(await checkpoints.get('loads', cursorSchema)).toBeUndefined();
+    const cursor = { updatedAt: '2025-01-01T00:00:00Z', seenIds: ['a', 'b'] };
+    await checkpoints.set('loads', cursor, cursorSchema);
+    await checkpoints.set('loads', { ...cursor, seenIds: ['c'] }, cursorSchema);
+    expect(await checkpoints.get('loads', cursorSchema)).toEqual({ ...cursor, seenIds: ['c'] });
+    expect(await checkpoints.list()).toEqual([
+      { stream: 'loads', cursor: { ...cursor, seenIds: ['c'] }, updatedAt: '2025-02-03T04:05:06.000Z' },
+    ]);
+    expect(await checkpoints.delete('loads')).toBe(true);
+    expect(await checkpoints.delete('loads')).toBe(false);
+    expect(await checkpoints.get('loads', cursorSchema)).toBeUndefined();
+  });
+
+  it('names the stream when the stored JSON is broken or does not match the schema', async () => {
+    const { db, file } = await fresh();
+    const checkpoints = new CheckpointRepository(db);
+    const raw = new Database(file);
+    raw.prepare('insert into checkpoints (stream, cursor, updated_at) values (?, ?, ?)').run('invoices', '{not json', 'x');
+    raw.prepare('insert into checkpoints (stream, cursor, updated_at) values (?, ?, ?)').run('bills', '{"updatedAt":5}', 'x');
+    raw.close();
+    await expect(checkpoints.get('invoices', cursorSchema)).rejects.toThrow(/checkpoint of stream "invoices" is not valid JSON/);
+    await expect(checkpoints.get('bills', cursorSchema)).rejects.toThrow(/checkpoint of stream "bills" does not match its cursor schema: updatedAt/);
+  });
+
+  it('refuses to store a cursor its schema rejects', async () => {
+    const { db } = await fresh();
+    const checkpoints = new CheckpointRepository(db);
+    await expect(checkpoints.set('loads', { updatedAt: 1 } as never, cursorSchema)).rejects.toThrow(/stream "loads"/);
+    expect(await checkpoints.list()).toEqual([]);
+  });
+
+  it('joins a caller transaction: a rollback undoes the checkpoint', async () => {
+    const { db } = await fresh();
+    const checkpoints = new CheckpointRepository(db);
+    const seen = new SeenRecords(db);
+    await db
+      .transaction()
+      .execute(async (trx) => {
+        await checkpoints.set('loads', { updatedAt: 'x', seenIds: [] }, cursorSchema, trx);
+        await seen.remember('loads', [{ key: 'L1', hash: 'h1' }], trx);
+        throw new Error('sink failed');
+      })
+      .catch(() => undefined);
+    expect(await checkpoints.get('loads', cursorSchema)).toBeUndefined();
+    expect(await seen.filterChanged('loads', [{ key: 'L1', hash: 'h1' }])).toEqual(['L1']);
+  });
+});
+
+describe('RunHistory', () => {
+  it('records runs and returns the last and the most recent', async () => {
+    const { db } = await fresh();
+    const runs = new RunHistory(db, () => new Date('2025-01-01T00:00:00Z'));
+    const first = await runs.start('loads', 'run');
+    const second = await runs.start('invoices', 'run');
+    await runs.finish(first, { status: 'ok', records: 10, pages: 2, requests: 3 });
+    await runs.finish(second, { status: 'failed', records: 0, pages: 0, requests: 1, error: 'HTTP 500' });
+    const third = await runs.start('loads', 'backfill');
+
+    expect(await runs.last('loads')).toMatchObject({ id: third, status: 'running', command: 'backfill', finishedAt: null });
+    expect(await runs.last('invoices')).toMatchObject({ status: 'failed', error: 'HTTP 500', requests: 1 });
+    expect((await runs.recent(2)).map((r) => r.id)).toEqual([third, second]);
+    expect(await runs.last('bills')).toBeUndefined();
+    await expect(runs.finish(9999, { status: 'ok', records: 0, pages: 0, requests: 0 })).rejects.toThrow(/run 9999/);
+  });
+});
+
+describe('SeenRecords', () => {
+  it('returns only new or changed keys, across more keys than one statement may bind', async () => {
+    const { db } = await fresh();
+    const seen = new SeenRecords(db);
+    const items = Array.from({ length: 2500 }, (_, i) => ({ key: `L${i}`, hash: `h${i}` }));
+    expect(await seen.filterChanged('loads', items)).toHaveLength(2500);
+    await seen.remember('loads', items);
+
+    const next = items.map((item, i) => (i % 500 === 0 ? { ...item, hash: 'changed' } : item));
+    next.push({ key: 'NEW', hash: 'n' });
+    expect(await seen.filterChanged('loads', next)).toEqual(['L0', 'L500', 'L1000', 'L1500', 'L2000', 'NEW']);
+    // Another stream with the same keys is independent.
+    expect(await seen.filterChanged('invoices', items.slice(0, 3))).toEqual(['L0', 'L1', 'L2']);
+
+    await seen.remember('loads', next);
+    expect(await seen.filterChanged('loads', next)).toEqual([]);
+    const count = await db.selectFrom('seen_records').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    expect(Number(count.n)).toBe(2501);
+  });
+
+  it('uses the last hash when a batch carries a key twice', async () => {
+    const { db } = await fresh();
+    const seen = new SeenRecords(db);
+    await seen.remember('loads', [{ key: 'A', hash: '1' }, { key: 'A', hash: '2' }]);
+    expect(await seen.filterChanged('loads', [{ key: 'A', hash: '2' }])).toEqual([]);
+    expect(await seen.filterChanged('loads', [{ key: 'A', hash: '1' }, { key: 'A', hash: '2' }])).toEqual([]);
+  });
+});
