@@ -1,0 +1,40 @@
+import { createHash } from 'node:crypto';
+
+const HASH_LENGTH = 16;
+const HASHED_SUFFIX = new RegExp(`-[0-9a-f]{${HASH_LENGTH}}$`);
+
+/**
+ * A file-name component that is safe whatever the input: only `[A-Za-z0-9._-]`, never `..`, never
+ * a leading dot (hidden and temp files start with one), never a path separator, at most `maxLength`
+ * characters (table names 60, batch ids 80, so every name incl. temp prefix and marker suffix stays
+ * well under the 255-byte limit of common file systems). When the text had to change (or was too long) a hash of the original is appended, so
+ * two different inputs never map to the same name; an input that already looks like a hashed name
+ * gets hashed too, so it cannot impersonate one; so does one ending in `.errors` (it could
+ * otherwise name a data file identical to another batch's errors file).
+ */
+export function safeFileComponent(text: string, maxLength = 80): string {
+  let safe = text.replace(/[^A-Za-z0-9._-]/g, '_').replace(/\.{2,}/g, '_').replace(/^\./, '_');
+  const unchanged = safe === text && safe.length > 0 && safe.length <= maxLength && !HASHED_SUFFIX.test(safe) && !/\.errors$/i.test(safe);
+  if (unchanged) return safe;
+  const hash = createHash('sha256').update(text, 'utf8').digest('hex').slice(0, HASH_LENGTH);
+  safe = safe.slice(0, maxLength - HASH_LENGTH - 1).replace(/\.+$/, '');
+  return `${safe}-${hash}`;
+}
+
+/** `<table>__<batchId>.csv`: deterministic, so a replayed batch replaces its file. */
+export function dataFileName(table: string, batchId: string): string {
+  return `${safeFileComponent(table, 60)}__${safeFileComponent(batchId)}.csv`;
+}
+
+export function errorsFileName(table: string, batchId: string): string {
+  return `${safeFileComponent(table, 60)}__${safeFileComponent(batchId)}.errors.csv`;
+}
+
+export const TEMP_PREFIX = '.tmp-';
+export const DONE_SUFFIX = '.done';
+export const MANIFEST_SUFFIX = '.manifest.json';
+
+/** Data and error files this connector writes (never temp files or markers). */
+export function isOutputFile(name: string): boolean {
+  return !name.startsWith('.') && name.includes('__') && name.endsWith('.csv');
+}

@@ -1,0 +1,41 @@
+import { access, mkdir } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import path from 'node:path';
+import type { ConnectorContext, ConnectorFactory, ConnectorInstance } from '../../src/plugins/connector.js';
+import { CsvSink } from './csv-sink.js';
+import { removeStaleTempFiles } from './retention.js';
+import { csvOptionsSchema, type CsvOptions } from './options.js';
+
+export { csvOptionsSchema, type CsvOptions, type CsvOptionsInput } from './options.js';
+export { CsvSink } from './csv-sink.js';
+export { safeFileComponent, dataFileName, errorsFileName } from './file-names.js';
+
+/** Temp files older than this at start-up are leftovers of a crash (no write takes an hour). */
+const STALE_TEMP_MS = 3_600_000;
+
+/** The CSV drop connector: one RFC 4180 file per batch per table, written atomically. */
+export const csvConnector: ConnectorFactory<CsvOptions> = {
+  name: 'csv',
+  configSchema: csvOptionsSchema,
+  create(options: CsvOptions, context: ConnectorContext): ConnectorInstance {
+    const directory = path.resolve(context.baseDir, options.directory);
+    const logger = context.logger.child({ connector: context.instanceName, type: 'csv' });
+    const sink = new CsvSink({ directory, options, mappings: context.mappings, logger, baseDir: context.baseDir });
+    return {
+      sink,
+      async init() {
+        await mkdir(directory, { recursive: true });
+        const removed = await removeStaleTempFiles(directory, STALE_TEMP_MS);
+        if (removed.length > 0) logger.warn({ directory, removed }, 'removed temp files left by an earlier crash');
+      },
+      async check() {
+        await access(directory, constants.W_OK);
+      },
+      async close() {
+        // Nothing held open between writes.
+      },
+    };
+  },
+};
+
+export default csvConnector;

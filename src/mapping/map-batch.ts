@@ -1,0 +1,180 @@
+import type { RecordBatch, SyncRecord } from '../sync/record.js';
+import { MappingError, describeValue, type RecordMappingError } from './mapping-error.js';
+import { applyTransforms, toCell, TransformError } from './transforms.js';
+import { deleteAtSegments, getAtSegments, type CompiledPath } from './path.js';
+import type { Cell, CompiledChild, CompiledTable, StreamMapping } from './compile-mapping.js';
+
+export type Row = Record<string, Cell>;
+
+export interface MappedTable {
+  readonly table: string;
+  readonly key: readonly string[];
+  /** Every column in a stable order, whether or not rows hold a value for it. */
+  readonly columns: readonly string[];
+  readonly rows: Row[];
+  readonly parent?: { readonly table: string; readonly parentKeyColumns: readonly string[] };
+}
+
+export interface MappedBatch {
+  readonly stream: string;
+  readonly batchId: string;
+  /** Every table of the mapping (parents first), including tables with no rows in this batch. */
+  readonly tables: readonly MappedTable[];
+}
+
+export interface MapBatchOptions {
+  /**
+   * Extra check on every text cell (for example "encodable in latin1"); returns a reason to reject
+   * the record, or undefined. Runs inside mapping so a failure is a normal record error.
+   */
+  readonly checkText?: (text: string) => string | undefined;
+}
+
+export interface MapBatchResult {
+  readonly batch: MappedBatch;
+  /** Records left out of `batch`, each with every problem found; the caller decides what to do. */
+  readonly errors: RecordMappingError[];
+}
+
+interface Frame {
+  /** Elements from the record data (index 0) down to the current element. */
+  readonly chain: readonly unknown[];
+  readonly index: number;
+  readonly element: string;
+}
+
+/**
+ * Maps a batch record by record. A record is all-or-nothing: if any of its cells (parent or child)
+ * fails, none of its rows are emitted and it is returned in `errors`, so a bad record never takes
+ * the rest of the batch with it and never leaves half of itself behind.
+ */
+export function mapBatch(batch: RecordBatch, mapping: StreamMapping, options: MapBatchOptions = {}): MapBatchResult {
+  const rowsByTable = new Map<string, Row[]>(mapping.tables.map((t) => [t.table, []]));
+  const errors: RecordMappingError[] = [];
+
+  for (const record of batch.records) {
+    const pending = new Map<string, Row[]>();
+    const problems: MappingError[] = [];
+    mapRecord(record, mapping, options, pending, problems);
+    if (problems.length > 0) {
+      errors.push({ record, errors: problems as unknown as RecordMappingError['errors'] });
+      continue;
+    }
+    for (const [table, rows] of pending) rowsByTable.get(table)?.push(...rows);
+  }
+
+  const tables: MappedTable[] = mapping.tables.map((table) => {
+    const child = table as CompiledChild;
+    const base = { table: table.table, key: table.key, columns: table.outputColumns, rows: rowsByTable.get(table.table) ?? [] };
+    return child.parentTable ? { ...base, parent: { table: child.parentTable, parentKeyColumns: child.parentKey.map((k) => k.name) } } : base;
+  });
+  return { batch: { stream: batch.stream, batchId: batch.batchId, tables }, errors };
+}
+
+function mapRecord(
+  record: SyncRecord,
+  mapping: StreamMapping,
+  options: MapBatchOptions,
+  out: Map<string, Row[]>,
+  problems: MappingError[],
+): void {
+  const fail = (table: CompiledTable, column: string, element: string, reason: string) =>
+    problems.push(new MappingError({ stream: record.stream || mapping.stream, key: record.key, table: table.table, column, element, reason }));
+
+  const meta = (op: SyncRecord['op']): Row => ({ _op: op, _updated_at: record.updatedAt, _synced_at: record.syncedAt });
+
+  const mapRow = (table: CompiledTable, frame: Frame, parentRow: Row | undefined, op: SyncRecord['op']): Row => {
+    const row: Row = {};
+    const child = table as CompiledChild;
+    for (const parentKey of child.parentTable ? child.parentKey : []) {
+      const value = parentKey.fromColumn !== undefined ? (parentRow?.[parentKey.fromColumn] ?? null) : cellOf(read(parentKey.path!, { ...frame, chain: frame.chain.slice(0, -1) }));
+      row[parentKey.name] = value;
+    }
+    for (const column of table.columns) {
+      try {
+        const raw = column.path ? read(column.path, frame) : undefined;
+        let value = toCell(applyTransforms(raw, column.transforms));
+        if (value === null && column.default !== undefined) value = column.default;
+        if (typeof value === 'string' && options.checkText) {
+          const reason = options.checkText(value);
+          if (reason) throw new TransformError(`${reason} in ${describeValue(value)}`);
+        }
+        row[column.name] = value;
+      } catch (error) {
+        if (!(error instanceof TransformError)) throw error;
+        row[column.name] = null;
+        fail(table, column.name, frame.element, error.message);
+      }
+    }
+    if (table.includeRaw) row._raw = rawJson(frame.chain[frame.chain.length - 1], table, options, (reason) => fail(table, '_raw', frame.element, reason));
+    for (const keyColumn of table.key) {
+      const value = row[keyColumn];
+      if (value === null || value === undefined || value === '') fail(table, keyColumn, frame.element, 'key column is empty');
+    }
+    return Object.assign(row, meta(op));
+
+    function read(path: CompiledPath, at: Frame): unknown {
+      switch (path.scope) {
+        case 'key':
+          return record.key;
+        case 'index':
+          return at.index;
+        case 'root':
+          return getAtSegments(record.data, path.segments);
+        case 'parent':
+          return getAtSegments(at.chain[at.chain.length - 1 - path.depth], path.segments);
+        case 'element':
+          return getAtSegments(at.chain[at.chain.length - 1], path.segments);
+      }
+    }
+    function cellOf(value: unknown): Cell {
+      try {
+        return toCell(value);
+      } catch {
+        return null;
+      }
+    }
+  };
+
+  const emit = (table: CompiledTable, row: Row) => {
+    const list = out.get(table.table) ?? [];
+    list.push(row);
+    out.set(table.table, list);
+  };
+
+  const mapChildren = (table: CompiledTable, frame: Frame, parentRow: Row) => {
+    for (const child of table.children) {
+      const items = getAtSegments(frame.chain[frame.chain.length - 1], child.path.segments);
+      if (items === null || items === undefined) continue;
+      if (!Array.isArray(items)) {
+        fail(child, '(path)', frame.element, `expected an array at "${child.path.text}", got ${describeValue(items)}`);
+        continue;
+      }
+      items.forEach((item, index) => {
+        const element = `${frame.element}${frame.element ? '.' : ''}${child.path.text}[${index}]`;
+        const childFrame: Frame = { chain: [...frame.chain, item], index, element };
+        const row = mapRow(child, childFrame, parentRow, 'upsert');
+        emit(child, row);
+        mapChildren(child, childFrame, row);
+      });
+    }
+  };
+
+  const rootFrame: Frame = { chain: [record.data], index: 0, element: '' };
+  const rootRow = mapRow(mapping.root, rootFrame, undefined, record.op);
+  emit(mapping.root, rootRow);
+  // A tombstone carries only its parent row: sinks replace children per parent, so none are needed.
+  if (record.op !== 'delete') mapChildren(mapping.root, rootFrame, rootRow);
+}
+
+function rawJson(value: unknown, table: CompiledTable, options: MapBatchOptions, fail: (reason: string) => void): string {
+  let subject = value;
+  if (table.rawOmit.length > 0 && value !== null && typeof value === 'object') {
+    subject = structuredClone(value);
+    for (const segments of table.rawOmit) deleteAtSegments(subject, segments);
+  }
+  const text = JSON.stringify(subject ?? null);
+  const reason = options.checkText?.(text);
+  if (reason) fail(`${reason} in the raw JSON`);
+  return text;
+}

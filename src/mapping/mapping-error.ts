@@ -1,0 +1,52 @@
+import { FreightSyncError } from '../util/errors.js';
+import type { SyncRecord } from '../sync/record.js';
+
+/**
+ * A record that could not be mapped. The message names stream, key, column and value, e.g.
+ * `stream loads, key M000123, column created_at: cannot parse date "yesterday"`.
+ */
+export class MappingError extends FreightSyncError {
+  readonly stream: string;
+  readonly key: string;
+  readonly table: string;
+  readonly column: string;
+  /** Where in the record a child row came from (`invoice[1].pricing[0]`); empty for the main table. */
+  readonly element: string;
+  readonly reason: string;
+
+  constructor(details: { stream: string; key: string; table: string; column: string; element?: string; reason: string }) {
+    const where = details.element ? ` (table ${details.table}, element ${details.element})` : '';
+    super('MAPPING_FAILED', `stream ${details.stream}, key ${details.key}, column ${details.column}${where}: ${details.reason}`);
+    this.stream = details.stream;
+    this.key = details.key;
+    this.table = details.table;
+    this.column = details.column;
+    this.element = details.element ?? '';
+    this.reason = details.reason;
+  }
+}
+
+/** A record left out of a mapped batch, with every problem found in it. `errors` is never empty. */
+export interface RecordMappingError {
+  readonly record: SyncRecord;
+  readonly errors: readonly [MappingError, ...MappingError[]];
+}
+
+export function isMappingError(error: unknown): error is MappingError {
+  return error instanceof MappingError;
+}
+
+/** Short, bounded rendering of a value for error messages. */
+export function describeValue(value: unknown): string {
+  let text: string;
+  if (value === undefined) text = 'undefined';
+  else if (typeof value === 'string') text = JSON.stringify(value);
+  else {
+    try {
+      text = JSON.stringify(value) ?? String(value);
+    } catch {
+      text = String(value);
+    }
+  }
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}

@@ -1,0 +1,128 @@
+import { IANAZone } from 'luxon';
+import { z } from 'zod';
+
+/**
+ * The mapping file format (YAML or inline config). Every object is `.strict()` so a misspelled key
+ * is an error instead of a setting that silently does nothing. Semantic checks that need the whole
+ * tree (paths parse, key columns exist, names are unique) live in `compile-mapping.ts`.
+ */
+const cellValue = z.union([z.string(), z.number(), z.boolean(), z.null()]);
+
+const dateTransform = z
+  .object({
+    type: z.literal('date'),
+    /** `iso` (ISO 8601 with offset), `isoDate` (yyyy-MM-dd), `epochMillis`, or a luxon token string such as `yyyy-MM-dd HH:mm`. */
+    format: z.string().min(1).default('iso'),
+    timeZone: z
+      .string()
+      .default('UTC')
+      .refine((zone) => IANAZone.isValidZone(zone) || zone === 'UTC', { message: 'unknown IANA time zone' }),
+  })
+  .strict();
+
+const numberTransform = z
+  .object({
+    type: z.literal('number'),
+    decimals: z.number().int().min(0).max(12).optional(),
+    /** With `decimals`: output a string with exactly that many digits (`12.50`) instead of a number. */
+    fixed: z.boolean().default(false),
+  })
+  .strict();
+
+const booleanTransform = z
+  .object({ type: z.literal('boolean'), true: cellValue.default(true), false: cellValue.default(false) })
+  .strict();
+
+const joinTransform = z
+  .object({ type: z.literal('join'), separator: z.string().default(','), path: z.string().min(1).optional() })
+  .strict();
+
+const constantTransform = z.object({ type: z.literal('constant'), value: cellValue }).strict();
+const defaultTransform = z.object({ type: z.literal('default'), value: cellValue }).strict();
+const stringTransform = z.object({ type: z.literal('string'), trim: z.boolean().default(false) }).strict();
+const jsonTransform = z.object({ type: z.literal('json') }).strict();
+
+export const TRANSFORM_TYPES = ['date', 'number', 'boolean', 'join', 'constant', 'default', 'string', 'json'] as const;
+
+const transformObject = z.discriminatedUnion(
+  'type',
+  [dateTransform, numberTransform, booleanTransform, joinTransform, constantTransform, defaultTransform, stringTransform, jsonTransform],
+  { error: () => `must be one of ${TRANSFORM_TYPES.join(', ')}` },
+);
+
+/** `number` is shorthand for `{ type: number }`. */
+export const transformSchema = z.preprocess((value) => (typeof value === 'string' ? { type: value } : value), transformObject);
+export type Transform = z.output<typeof transformSchema>;
+
+const transformListSchema = z.array(transformSchema);
+
+/**
+ * `transform` takes one transform or a list that chains left to right. Parsed by hand so an error in
+ * the single form reads `transform.type` (not `transform[0].type` or an opaque union failure).
+ */
+const transformField = z.unknown().transform((value, ctx): Transform[] => {
+  const list = Array.isArray(value);
+  const result = list ? transformListSchema.safeParse(value) : transformSchema.safeParse(value);
+  if (!result.success) {
+    // Re-raised as they are (not as "custom") so the config formatter words them like any other issue.
+    for (const issue of result.error.issues) ctx.addIssue({ ...issue, path: [...issue.path] } as Parameters<typeof ctx.addIssue>[0]);
+    return z.NEVER;
+  }
+  return list ? (result.data as Transform[]) : [result.data as Transform];
+});
+
+export const columnSchema = z
+  .object({
+    name: z.string().min(1),
+    path: z.string().min(1).optional(),
+    transform: transformField.optional(),
+    /** Value when the path (after transforms) yields null or nothing. */
+    default: cellValue.optional(),
+  })
+  .strict();
+export type ColumnConfig = z.output<typeof columnSchema>;
+
+export interface ChildConfig {
+  table: string;
+  path: string;
+  parentKey: Record<string, string>;
+  key: string[];
+  columns: ColumnConfig[];
+  children?: ChildConfig[] | undefined;
+  includeRaw?: boolean | undefined;
+}
+
+export const childSchema: z.ZodType<ChildConfig> = z.lazy(() =>
+  z
+    .object({
+      table: z.string().min(1),
+      path: z.string().min(1),
+      parentKey: z.record(z.string(), z.string().min(1)),
+      key: z.array(z.string().min(1)).min(1),
+      columns: z.array(columnSchema).min(1),
+      children: z.array(childSchema).optional(),
+      includeRaw: z.boolean().optional(),
+    })
+    .strict(),
+) as unknown as z.ZodType<ChildConfig>;
+
+const mappingFields = {
+  table: z.string().min(1),
+  key: z.array(z.string().min(1)).min(1),
+  columns: z.array(columnSchema).min(1),
+  children: z.array(childSchema).optional(),
+  includeRaw: z.boolean().optional(),
+  /** Paths removed from `_raw` (for example `portPassword`), so secrets never reach a sink. */
+  rawOmit: z.array(z.string().min(1)).optional(),
+};
+
+/** One variant's overrides: each key given replaces the top-level key of the same name. */
+export const variantOverrideSchema = z.object(mappingFields).partial().strict();
+
+export const mappingSchema = z
+  .object({ ...mappingFields, variants: z.record(z.string(), variantOverrideSchema).optional() })
+  .strict();
+
+export type MappingConfig = z.output<typeof mappingSchema>;
+export type MappingInput = z.input<typeof mappingSchema>;
+export type MappingBaseConfig = Omit<MappingConfig, 'variants'>;

@@ -1,0 +1,140 @@
+import { DateTime } from 'luxon';
+import { getAtSegments } from './path.js';
+import { describeValue } from './mapping-error.js';
+import type { Cell, CompiledTransform } from './compile-mapping.js';
+
+/** A value a transform cannot convert; the mapper adds stream, key and column to the message. */
+export class TransformError extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = 'TransformError';
+  }
+}
+
+const isMissing = (value: unknown): value is null | undefined => value === null || value === undefined;
+
+/** Runs the chain left to right. Missing input stays missing except through `constant` and `default`. */
+export function applyTransforms(input: unknown, transforms: readonly CompiledTransform[]): unknown {
+  let value = input;
+  for (const transform of transforms) value = applyOne(value, transform);
+  return value;
+}
+
+function applyOne(value: unknown, transform: CompiledTransform): unknown {
+  switch (transform.type) {
+    case 'constant':
+      return transform.value;
+    case 'default':
+      return isMissing(value) ? transform.value : value;
+    case 'json':
+      return value === undefined ? null : JSON.stringify(value);
+    default:
+      if (isMissing(value)) return null;
+  }
+  switch (transform.type) {
+    case 'date':
+      return formatDate(parseDate(value), transform.format, transform.timeZone);
+    case 'number':
+      return toNumber(value, transform.decimals, transform.fixed);
+    case 'boolean':
+      if (typeof value === 'string' && value.trim() === '') return null;
+      return toBoolean(value) ? transform.true : transform.false;
+    case 'join':
+      return join(value, transform.separator, transform.elementPath);
+    case 'string': {
+      const text = toText(value);
+      return transform.trim ? text.trim() : text;
+    }
+  }
+}
+
+function parseDate(value: unknown): DateTime {
+  let parsed: DateTime | undefined;
+  if (typeof value === 'number' && Number.isFinite(value)) parsed = DateTime.fromMillis(value, { zone: 'utc' });
+  else if (typeof value === 'string' && value.trim() !== '') {
+    const text = value.trim();
+    parsed = DateTime.fromISO(text, { zone: 'utc', setZone: true });
+    if (!parsed.isValid) parsed = DateTime.fromRFC2822(text, { zone: 'utc', setZone: true });
+    if (!parsed.isValid) parsed = DateTime.fromHTTP(text, { zone: 'utc', setZone: true });
+    if (!parsed.isValid) parsed = DateTime.fromSQL(text, { zone: 'utc', setZone: true });
+  }
+  if (!parsed || !parsed.isValid) throw new TransformError(`cannot parse date ${describeValue(value)}`);
+  return parsed;
+}
+
+function formatDate(date: DateTime, format: string, timeZone: string): string | number {
+  const zoned = date.setZone(timeZone);
+  switch (format) {
+    case 'iso':
+      return zoned.toISO({ suppressMilliseconds: false }) ?? '';
+    case 'isoDate':
+      return zoned.toISODate() ?? '';
+    case 'epochMillis':
+      return zoned.toMillis();
+    default:
+      return zoned.toFormat(format);
+  }
+}
+
+const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
+
+function toNumber(value: unknown, decimals: number | undefined, fixed: boolean): number | string | null {
+  let n: number;
+  if (typeof value === 'number') n = value;
+  else if (typeof value === 'string') {
+    const text = value.trim().replace(/_/g, '');
+    // An empty amount (the API sends `""` for some unset decimal strings) is "no value", not zero.
+    if (text === '') return null;
+    if (!DECIMAL.test(text)) throw new TransformError(`cannot parse number ${describeValue(value)}`);
+    n = Number(text);
+  } else throw new TransformError(`cannot parse number ${describeValue(value)}`);
+  if (!Number.isFinite(n)) throw new TransformError(`cannot parse number ${describeValue(value)}`);
+  if (decimals === undefined) return n;
+  // Round half away from zero on the decimal representation, not on binary floats (1.005 → 1.01).
+  const rounded = Math.sign(n) * Number(`${Math.round(Number(`${Math.abs(n)}e${decimals}`))}e-${decimals}`);
+  return fixed ? rounded.toFixed(decimals) : rounded;
+}
+
+const TRUE_TEXT = new Set(['true', 't', 'yes', 'y', '1', 'on']);
+const FALSE_TEXT = new Set(['false', 'f', 'no', 'n', '0', 'off']);
+
+function toBoolean(value: unknown): boolean {
+  if (typeof value === 'boolean') return value;
+  if (value === 1 || value === 0) return value === 1;
+  if (typeof value === 'string') {
+    const text = value.trim().toLowerCase();
+    if (TRUE_TEXT.has(text)) return true;
+    if (FALSE_TEXT.has(text)) return false;
+  }
+  throw new TransformError(`cannot parse boolean ${describeValue(value)}`);
+}
+
+function join(value: unknown, separator: string, elementPath: CompiledTransform['elementPath']): string {
+  const items = Array.isArray(value) ? value : [value];
+  return items
+    .map((item) => (elementPath ? getAtSegments(item, elementPath) : item))
+    // Missing elements keep their position (empty text) so the joined list lines up with the source.
+    .map((item) => (isMissing(item) ? '' : toText(item)))
+    .join(separator);
+}
+
+function toText(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
+  return JSON.stringify(value);
+}
+
+/**
+ * Turns a transformed value into a cell. Objects and arrays without a `json` transform are stored
+ * as JSON text rather than dropped, so an unexpected shape never loses data.
+ */
+export function toCell(value: unknown): Cell {
+  if (value === undefined || value === null) return null;
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw new TransformError(`not a finite number: ${String(value)}`);
+    return value;
+  }
+  if (typeof value === 'string' || typeof value === 'boolean') return value;
+  if (typeof value === 'bigint') return value.toString();
+  return JSON.stringify(value);
+}

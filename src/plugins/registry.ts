@@ -1,0 +1,23 @@
+import type { ConnectorFactory } from './connector.js';
+
+/**
+ * Built-in connectors by `type:` name. Loaded lazily so a daemon that only uses CSV never loads
+ * the SQL driver. To add one: a line here, nothing else.
+ */
+const BUILT_INS: Record<string, () => Promise<ConnectorFactory<never>>> = {
+  csv: async () => (await import('../../connectors/csv/index.js')).csvConnector as ConnectorFactory<never>,
+};
+
+export function builtInConnectorNames(): string[] {
+  return Object.keys(BUILT_INS).sort();
+}
+
+export function isBuiltInConnector(name: string): boolean {
+  return Object.hasOwn(BUILT_INS, name);
+}
+
+/** The factory of a built-in connector, or undefined when `name` is not one. */
+export async function getBuiltInConnector(name: string): Promise<ConnectorFactory<unknown> | undefined> {
+  const load = Object.hasOwn(BUILT_INS, name) ? BUILT_INS[name] : undefined;
+  return load ? ((await load()) as ConnectorFactory<unknown>) : undefined;
+}
