@@ -9,6 +9,43 @@ export interface StateTables {
   checkpoints: CheckpointsTable;
   runs: RunsTable;
   seen_records: SeenRecordsTable;
+  invoice_index: InvoiceIndexTable;
+  invoice_loads: InvoiceLoadsTable;
+  invoice_candidates: InvoiceCandidatesTable;
+  rejected_records: RejectedRecordsTable;
+}
+
+export interface InvoiceIndexTable {
+  invoice_id: string;
+  status: string | null;
+  billing_date: string | null;
+  /** 1 once the invoice is FULL_PAID: it is no longer re-polled. */
+  is_final: number;
+  updated_at: string;
+}
+
+export interface InvoiceLoadsTable {
+  load_reference_number: string;
+  invoice_id: string;
+}
+
+export interface InvoiceCandidatesTable {
+  load_reference_number: string;
+  reason: string;
+  attempts: Generated<number>;
+  last_error: string | null;
+  created_at: string;
+  next_attempt_at: string;
+}
+
+export interface RejectedRecordsTable {
+  id: Generated<number>;
+  stream: string;
+  batch_id: string;
+  item_index: number;
+  problem: string;
+  raw: string;
+  created_at: string;
 }
 
 export interface TokensTable {

@@ -1,4 +1,9 @@
 import type { RegisterCommand } from '../command-context.js';
+import { register as registerSimulate } from './simulate.js';
+import { register as backfill } from './backfill.js';
+import { register as reset } from './reset.js';
+import { register as status } from './status.js';
+import { register as sync } from './sync.js';
 import { register as validateConfig } from './validate-config.js';
 
 /**
@@ -6,5 +11,9 @@ import { register as validateConfig } from './validate-config.js';
  * it works end to end.
  */
 export const commandModules: RegisterCommand[] = [
+  sync,
+  backfill,
+  status,
+  reset,
   validateConfig,
 ];

@@ -1,5 +1,6 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import { initial } from './0001-initial.js';
+import { syncSideTables } from './0002-sync-side-tables.js';
 
 /**
  * Every migration, by name; names sort in the order they run. Listed in code rather than
@@ -8,6 +9,7 @@ import { initial } from './0001-initial.js';
  */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001-initial': initial,
+  '0002-sync-side-tables': syncSideTables,
 };
 
 export class StaticMigrationProvider implements MigrationProvider {

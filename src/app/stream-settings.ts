@@ -1,0 +1,71 @@
+import { maxPageSize } from '../api/page-size.js';
+import type { FreightSyncConfig, StreamConfig } from '../config/types.js';
+import { formatZodIssues } from '../config/format-issues.js';
+import { ConfigError } from '../util/errors.js';
+import type { AnyStreamDefinition, RunPlan, StreamName } from '../sync/stream-definition.js';
+import { streamByName } from '../sync/streams/index.js';
+
+/** A stream ready to run: its definition, validated options and page size, and its sinks. */
+export interface ResolvedStream {
+  definition: AnyStreamDefinition;
+  settings: StreamConfig;
+  options: Record<string, unknown>;
+  pageSize: number;
+  sinks: string[];
+}
+
+/**
+ * Resolves the enabled streams of the config against their definitions. Errors name the config
+ * path: a stream the variant does not have, options the stream does not know, a page size over
+ * the endpoint's maximum (spec §8: exceeding it is an error on the server, not a clamp).
+ */
+export function resolveStreams(config: FreightSyncConfig, only?: readonly string[]): ResolvedStream[] {
+  const issues: string[] = [];
+  const resolved: ResolvedStream[] = [];
+  const variant = config.api.variant;
+  if (only) {
+    for (const name of only) {
+      if (!config.sync.streams[name as StreamName]) issues.push(`--stream ${name}: not configured under sync.streams`);
+    }
+  }
+  for (const [name, settings] of Object.entries(config.sync.streams) as Array<[StreamName, StreamConfig | undefined]>) {
+    if (!settings || !settings.enabled) continue;
+    if (only && !only.includes(name)) continue;
+    const at = `sync.streams.${name}`;
+    const definition = streamByName(name);
+    if (!definition.variants.includes(variant)) {
+      issues.push(`${at}: the ${name} stream is not available on the ${variant} variant (only ${definition.variants.join(', ')})`);
+      continue;
+    }
+    const parsed = definition.optionsSchema.safeParse(settings.options ?? {});
+    if (!parsed.success) {
+      issues.push(...formatZodIssues(parsed.error, ['sync', 'streams', name, 'options'], { schema: definition.optionsSchema, input: settings.options }));
+      continue;
+    }
+    if (definition.pagedEndpoint) {
+      const max = maxPageSize(variant, definition.pagedEndpoint);
+      if (settings.pageSize > max) {
+        issues.push(`${at}.pageSize: ${settings.pageSize} is over the maximum page size ${max} of this endpoint on ${variant}`);
+        continue;
+      }
+    }
+    resolved.push({ definition, settings, options: parsed.data as Record<string, unknown>, pageSize: settings.pageSize, sinks: settings.sinks });
+  }
+  if (issues.length > 0) throw new ConfigError(issues);
+  return resolved;
+}
+
+export function incrementalPlan(settings: StreamConfig): RunPlan {
+  return {
+    mode: 'incremental',
+    lookbackMs: settings.lookback,
+    safetyLagMs: settings.safetyLag,
+    initialFrom: settings.initialFrom,
+    maxWindowMs: settings.maxWindow,
+    minWindowMs: settings.minWindow,
+  };
+}
+
+export function backfillPlan(settings: StreamConfig, from: string, to: string): RunPlan {
+  return { ...incrementalPlan(settings), mode: 'backfill', from, to, lookbackMs: 0 };
+}

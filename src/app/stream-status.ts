@@ -1,0 +1,71 @@
+import type { AppContext } from './app-context.js';
+
+export interface StreamStatus {
+  stream: string;
+  enabled: boolean;
+  /** Where the stream stands: the end of the last completed range, or the position inside one. */
+  checkpoint: string | null;
+  /** A range is being read (a run stopped or is running in the middle of it). */
+  inProgress: boolean;
+  /** Seconds between the checkpoint and the (server) clock. */
+  lagSeconds: number | null;
+  lastRun: { startedAt: string; finishedAt: string | null; status: string; records: number; error: string | null } | null;
+  /** Distinct keys delivered so far. */
+  recordsKnown: number;
+  /** Elements quarantined as unusable (see rejected_records). */
+  rejected: number;
+}
+
+export interface SyncStatusReport {
+  generatedAt: string;
+  clock: 'server' | 'local';
+  streams: StreamStatus[];
+  invoices: { open: number; gapFillCandidates: number };
+}
+
+function checkpointPosition(cursor: unknown): { at: string | null; inProgress: boolean } {
+  if (!cursor || typeof cursor !== 'object') return { at: null, inProgress: false };
+  const c = cursor as Record<string, unknown>;
+  if (c.billing) return checkpointPosition(c.billing);
+  if (c.mode === 'snapshot') return { at: (c.lastRunAt as string | null) ?? null, inProgress: false };
+  const window = c.window as { lower?: string; from?: string } | null | undefined;
+  if (window) return { at: window.lower ?? window.from ?? null, inProgress: true };
+  return { at: (c.highWater as string | null) ?? null, inProgress: false };
+}
+
+/** Per-stream status from the state database (no API call unless `serverNow` is given). */
+export async function collectStatus(app: AppContext, serverNow?: Date): Promise<SyncStatusReport> {
+  const now = serverNow ?? new Date();
+  const entries = new Map((await app.checkpoints.list()).map((e) => [e.stream, e]));
+  const counts = await app.db
+    .selectFrom('seen_records')
+    .select(['stream', (eb) => eb.fn.countAll<number>().as('n')])
+    .groupBy('stream')
+    .execute();
+  const known = new Map(counts.map((c) => [c.stream, Number(c.n)]));
+  const streams: StreamStatus[] = [];
+  for (const [name, settings] of Object.entries(app.config.sync.streams)) {
+    if (!settings) continue;
+    const position = checkpointPosition(entries.get(name)?.cursor);
+    const last = await app.runs.last(name);
+    const atMs = position.at ? Date.parse(position.at) : NaN;
+    streams.push({
+      stream: name,
+      enabled: settings.enabled,
+      checkpoint: position.at,
+      inProgress: position.inProgress,
+      lagSeconds: Number.isNaN(atMs) ? null : Math.max(0, Math.round((now.getTime() - atMs) / 1000)),
+      lastRun: last
+        ? { startedAt: last.startedAt, finishedAt: last.finishedAt, status: last.status, records: last.records, error: last.error }
+        : null,
+      recordsKnown: known.get(name) ?? 0,
+      rejected: await app.side.countRejected(name),
+    });
+  }
+  return {
+    generatedAt: now.toISOString(),
+    clock: serverNow ? 'server' : 'local',
+    streams,
+    invoices: { open: await app.side.countOpenInvoices(), gapFillCandidates: await app.side.countInvoiceCandidates() },
+  };
+}

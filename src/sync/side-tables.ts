@@ -1,0 +1,212 @@
+import type { Kysely } from 'kysely';
+import type { RejectedItem } from '../api/paging.js';
+import type { StateTables } from '../state/tables.js';
+
+export interface OpenInvoice {
+  invoiceId: string;
+  status: string | null;
+  billingDate: string | null;
+  loadReferenceNumbers: string[];
+}
+
+export interface InvoiceFacts {
+  invoiceId: string;
+  status: string | null;
+  billingDate: string | null;
+  loadReferenceNumbers: string[];
+}
+
+export interface InvoiceCandidate {
+  loadReferenceNumber: string;
+  reason: string;
+  attempts: number;
+}
+
+/** Invoice status after which an invoice no longer changes by payment (spec §3.2). */
+export const FINAL_INVOICE_STATUSES: ReadonlySet<string> = new Set(['FULL_PAID']);
+
+/**
+ * Engine state beyond cursors (see migration 0002). Every method takes the executor it runs on,
+ * so the runner can put the bookkeeping of a batch in the same transaction as its checkpoint.
+ */
+export class SyncSideTables {
+  constructor(
+    readonly db: Kysely<StateTables>,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  /** The same tables on an open transaction. */
+  on(executor: Kysely<StateTables>): SyncSideTables {
+    return new SyncSideTables(executor, this.now);
+  }
+
+  async recordInvoices(invoices: readonly InvoiceFacts[]): Promise<void> {
+    const at = this.now().toISOString();
+    for (const invoice of invoices) {
+      const values = {
+        status: invoice.status,
+        billing_date: invoice.billingDate,
+        is_final: invoice.status && FINAL_INVOICE_STATUSES.has(invoice.status) ? 1 : 0,
+        updated_at: at,
+      };
+      await this.db
+        .insertInto('invoice_index')
+        .values({ invoice_id: invoice.invoiceId, ...values })
+        .onConflict((oc) => oc.column('invoice_id').doUpdateSet(values))
+        .execute();
+      for (const ref of invoice.loadReferenceNumbers) {
+        await this.db
+          .insertInto('invoice_loads')
+          .values({ load_reference_number: ref, invoice_id: invoice.invoiceId })
+          .onConflict((oc) => oc.column('load_reference_number').doUpdateSet({ invoice_id: invoice.invoiceId }))
+          .execute();
+      }
+      if (invoice.loadReferenceNumbers.length > 0) {
+        await this.db.deleteFrom('invoice_candidates').where('load_reference_number', 'in', invoice.loadReferenceNumbers).execute();
+      }
+    }
+  }
+
+  /** Invoices not yet final, oldest billing date first. */
+  async openInvoices(limit: number, after?: { billingDate: string; invoiceId: string }): Promise<OpenInvoice[]> {
+    let query = this.db
+      .selectFrom('invoice_index')
+      .select(['invoice_id', 'status', 'billing_date'])
+      .where('is_final', '=', 0);
+    if (after) {
+      query = query.where((eb) =>
+        eb.or([
+          eb('billing_date', '>', after.billingDate),
+          eb.and([eb('billing_date', '=', after.billingDate), eb('invoice_id', '>', after.invoiceId)]),
+        ]),
+      );
+    }
+    const rows = await query
+      .orderBy('billing_date')
+      .orderBy('invoice_id')
+      .limit(limit)
+      .execute();
+    if (rows.length === 0) return [];
+    const links = await this.db
+      .selectFrom('invoice_loads')
+      .select(['load_reference_number', 'invoice_id'])
+      .where(
+        'invoice_id',
+        'in',
+        rows.map((r) => r.invoice_id),
+      )
+      .execute();
+    return rows.map((row) => ({
+      invoiceId: row.invoice_id,
+      status: row.status,
+      billingDate: row.billing_date,
+      loadReferenceNumbers: links.filter((l) => l.invoice_id === row.invoice_id).map((l) => l.load_reference_number),
+    }));
+  }
+
+  async countOpenInvoices(): Promise<number> {
+    const row = await this.db.selectFrom('invoice_index').select((eb) => eb.fn.countAll<number>().as('n')).where('is_final', '=', 0).executeTakeFirst();
+    return Number(row?.n ?? 0);
+  }
+
+  /**
+   * Loads that should have an invoice (their status says so, or an `invoice#*` event named them).
+   * Loads whose invoice is already known are skipped.
+   */
+  async addInvoiceCandidates(loadReferenceNumbers: readonly string[], reason: string): Promise<number> {
+    if (loadReferenceNumbers.length === 0) return 0;
+    const unique = [...new Set(loadReferenceNumbers)];
+    const known = new Set<string>();
+    for (let i = 0; i < unique.length; i += 500) {
+      const rows = await this.db
+        .selectFrom('invoice_loads')
+        .select('load_reference_number')
+        .where('load_reference_number', 'in', unique.slice(i, i + 500))
+        .execute();
+      for (const row of rows) known.add(row.load_reference_number);
+    }
+    const at = this.now().toISOString();
+    let added = 0;
+    for (const ref of unique) {
+      if (known.has(ref)) continue;
+      const result = await this.db
+        .insertInto('invoice_candidates')
+        .values({ load_reference_number: ref, reason, last_error: null, created_at: at, next_attempt_at: at })
+        .onConflict((oc) => oc.column('load_reference_number').doNothing())
+        .executeTakeFirst();
+      added += Number(result.numInsertedOrUpdatedRows ?? 0n);
+    }
+    return added;
+  }
+
+  /** Candidates due for a look-up now. */
+  async dueInvoiceCandidates(limit: number): Promise<InvoiceCandidate[]> {
+    const rows = await this.db
+      .selectFrom('invoice_candidates')
+      .select(['load_reference_number', 'reason', 'attempts'])
+      .where('next_attempt_at', '<=', this.now().toISOString())
+      .orderBy('next_attempt_at')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({ loadReferenceNumber: r.load_reference_number, reason: r.reason, attempts: r.attempts }));
+  }
+
+  /**
+   * A look-up found no invoice (yet). Try again later with a growing delay — the invoice may be
+   * created after the load reaches BILLING — and give up after `maxAttempts` (kept in the table
+   * with its error for `status`).
+   */
+  async postponeInvoiceCandidate(loadReferenceNumber: string, error: string, delayMs: number): Promise<void> {
+    await this.db
+      .updateTable('invoice_candidates')
+      .set((eb) => ({
+        attempts: eb('attempts', '+', 1),
+        last_error: error,
+        next_attempt_at: new Date(this.now().getTime() + delayMs).toISOString(),
+      }))
+      .where('load_reference_number', '=', loadReferenceNumber)
+      .execute();
+  }
+
+  async removeInvoiceCandidate(loadReferenceNumber: string): Promise<void> {
+    await this.db.deleteFrom('invoice_candidates').where('load_reference_number', '=', loadReferenceNumber).execute();
+  }
+
+  async countInvoiceCandidates(): Promise<number> {
+    const row = await this.db.selectFrom('invoice_candidates').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst();
+    return Number(row?.n ?? 0);
+  }
+
+  /** Keeps list elements that failed their schema, raw, for inspection. */
+  async quarantine(stream: string, batchId: string, rejected: readonly RejectedItem[]): Promise<void> {
+    const at = this.now().toISOString();
+    for (const item of rejected) {
+      await this.db
+        .insertInto('rejected_records')
+        .values({
+          stream,
+          batch_id: batchId,
+          item_index: item.index,
+          problem: item.problem,
+          raw: JSON.stringify(item.raw) ?? 'null',
+          created_at: at,
+        })
+        .execute();
+    }
+  }
+
+  async countRejected(stream: string): Promise<number> {
+    const row = await this.db
+      .selectFrom('rejected_records')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('stream', '=', stream)
+      .executeTakeFirst();
+    return Number(row?.n ?? 0);
+  }
+
+  /** Keys delivered for a stream (snapshot streams compare them with the current list). */
+  async seenKeys(stream: string): Promise<Map<string, string>> {
+    const rows = await this.db.selectFrom('seen_records').select(['key', 'content_hash']).where('stream', '=', stream).execute();
+    return new Map(rows.map((r) => [r.key, r.content_hash]));
+  }
+}

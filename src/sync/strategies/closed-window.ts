@@ -1,0 +1,161 @@
+import { z } from 'zod';
+import type { Page } from '../../api/paging.js';
+import { FreightSyncError } from '../../util/errors.js';
+import type { Chunk, RawRecord, RunPlan, StreamEnv } from '../stream-definition.js';
+import { iso, toMs } from '../time.js';
+import { ensureServerClock, runRange } from '../window-plan.js';
+
+/**
+ * Closed windows for endpoints without an updatedAt sort (bills, support moves, brokerage loads,
+ * customers and consignees; design §2.1). A window whose records fit in one page is read in one
+ * request — one consistent answer, nothing can move. A window that does not fit is split in
+ * half until it does (down to `minWindow`); the page read before the split is delivered anyway,
+ * so no request is wasted on data. A window that still does not fit at the minimum size (a burst
+ * of equal timestamps) is paged by offset and re-read until two reads agree (same `count`, no
+ * unseen keys). Window sizes adapt: a quiet period grows them (no thousands of empty requests),
+ * a burst shrinks them.
+ */
+export const windowCursorSchema = z.strictObject({
+  mode: z.literal('window'),
+  highWater: z.string().nullable(),
+  /** Current adaptive window length. */
+  spanMs: z.number().positive().nullable(),
+  window: z
+    .strictObject({
+      from: z.string(),
+      to: z.string(),
+      /** End of the whole range this run covers. */
+      rangeEnd: z.string(),
+    })
+    .nullable(),
+});
+export type WindowCursor = z.infer<typeof windowCursorSchema>;
+
+export interface WindowSource {
+  key(record: RawRecord): string;
+  /** `limit: null` for endpoints without paging parameters (one answer holds the whole window). */
+  fetch(args: { from: string; to: string; skip: number; limit: number | null; signal: AbortSignal }): Promise<Page<RawRecord>>;
+  /** False for endpoints without skip/limit. */
+  paged: boolean;
+}
+
+const TARGET_FILL = 0.6;
+const MAX_STABILITY_PASSES = 5;
+
+export async function* readClosedWindows(
+  stream: string,
+  source: WindowSource,
+  env: StreamEnv<unknown>,
+  cursor: WindowCursor | undefined,
+  plan: RunPlan,
+  signal: AbortSignal,
+): AsyncGenerator<Chunk<WindowCursor>> {
+  let state: WindowCursor = cursor ?? { mode: 'window', highWater: null, spanMs: null, window: null };
+  const minSpan = Math.max(1, plan.minWindowMs);
+  const maxSpan = Math.max(minSpan, plan.maxWindowMs);
+  if (!state.window) {
+    await ensureServerClock(env.client, signal);
+    const range = runRange(plan, state.highWater, env.client);
+    if (range.from >= range.to) return;
+    const span = clamp(state.spanMs ?? maxSpan, minSpan, maxSpan);
+    state = { ...state, spanMs: span, window: { from: range.from, to: endOf(range.from, span, range.to), rangeEnd: range.to } };
+  }
+  const limit = source.paged ? env.pageSize : null;
+
+  for (;;) {
+    const window = state.window!;
+    const fromMs = toMs(window.from)!;
+    const toMsValue = toMs(window.to)!;
+    const span = state.spanMs ?? maxSpan;
+    const first = await source.fetch({ from: window.from, to: window.to, skip: 0, limit, signal });
+    const received = first.items.length + first.rejected.length;
+    const more = limit !== null && (first.count !== undefined ? first.count > received : received >= limit);
+
+    if (more && toMsValue - fromMs > minSpan) {
+      // Too dense: halve the window; deliver what was read (deduplicated later).
+      const half = Math.max(minSpan, Math.floor((toMsValue - fromMs) / 2));
+      const next: WindowCursor = { ...state, spanMs: clamp(half, minSpan, maxSpan), window: { ...window, to: iso(fromMs + half) } };
+      yield { records: first.items, cursor: next, batchId: `${window.from}_${window.to}_split`, pages: 1, rejected: first.rejected };
+      state = next;
+      continue;
+    }
+
+    let total = first.count ?? received;
+    if (more) {
+      // At the minimum window and still more than a page: page it and re-read until stable.
+      yield* pageUntilStable(stream, source, window, first, limit!, state, signal);
+      total = first.count ?? total;
+    }
+
+    const nextSpan = clamp(Math.round(span * clamp((limit ?? Infinity) * TARGET_FILL / Math.max(total, 1), 0.5, 2)), minSpan, maxSpan);
+    const done = toMsValue >= toMs(window.rangeEnd)!;
+    const next: WindowCursor = done
+      ? { mode: 'window', highWater: window.rangeEnd, spanMs: nextSpan, window: null }
+      : {
+          mode: 'window',
+          highWater: window.to,
+          spanMs: nextSpan,
+          // The next window starts AT this one's end: bounds are inclusive and timestamps may
+          // carry more precision than milliseconds, so a gap of even 1 ms could lose records.
+          window: { from: window.to, to: endOf(window.to, nextSpan, window.rangeEnd), rangeEnd: window.rangeEnd },
+        };
+    yield { records: more ? [] : first.items, cursor: next, batchId: `${window.from}_${window.to}`, pages: 1, rejected: more ? [] : first.rejected };
+    state = next;
+    if (!state.window) return;
+  }
+}
+
+/**
+ * Offset paging of one window with a stability check: the window is in the past, so records can
+ * only leave it (an update moves them out); a departure shifts later records to offsets already
+ * read. Re-reading until a pass sees the same count and no unseen key catches every one of them.
+ * Pages are delivered as they come, with the cursor still on this window (a crash re-reads it).
+ */
+async function* pageUntilStable(
+  stream: string,
+  source: WindowSource,
+  window: NonNullable<WindowCursor['window']>,
+  first: Page<RawRecord>,
+  limit: number,
+  state: WindowCursor,
+  signal: AbortSignal,
+): AsyncGenerator<Chunk<WindowCursor>> {
+  const seen = new Set<string>();
+  let page = first;
+  for (let pass = 1; pass <= MAX_STABILITY_PASSES; pass += 1) {
+    const countAtStart = page.count;
+    let unseen = 0;
+    let skip = 0;
+    for (;;) {
+      for (const record of page.items) {
+        const key = source.key(record);
+        if (!seen.has(key)) {
+          seen.add(key);
+          unseen += 1;
+        }
+      }
+      yield { records: page.items, cursor: state, batchId: `${window.from}_${window.to}_p${pass}_s${skip}`, pages: 1, rejected: page.rejected };
+      const received = page.items.length + page.rejected.length;
+      skip += received;
+      if (received < limit || (page.count !== undefined && skip >= page.count)) break;
+      page = await source.fetch({ from: window.from, to: window.to, skip, limit, signal });
+    }
+    const recheck = await source.fetch({ from: window.from, to: window.to, skip: 0, limit, signal });
+    const countStable = countAtStart === undefined || recheck.count === countAtStart;
+    const nothingNew = pass > 1 && unseen === 0;
+    if ((countStable && countAtStart !== undefined) || nothingNew) return;
+    page = recheck;
+  }
+  throw new FreightSyncError(
+    'SYNC_WINDOW_UNSTABLE',
+    `stream ${stream}: window ${window.from} .. ${window.to} kept changing over ${MAX_STABILITY_PASSES} reads; it will be read again on the next run`,
+  );
+}
+
+function endOf(fromIso: string, span: number, rangeEndIso: string): string {
+  return iso(Math.min(toMs(fromIso)! + span, toMs(rangeEndIso)!));
+}
+
+function clamp(value: number, min: number, max: number): number {
+  return Math.min(max, Math.max(min, value));
+}

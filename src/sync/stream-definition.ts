@@ -1,0 +1,75 @@
+import type { z } from 'zod';
+import type { ApiClient } from '../api/api-client.js';
+import type { PagedEndpoint } from '../api/page-size.js';
+import type { RejectedItem } from '../api/paging.js';
+import type { ApiVariant } from '../api/variant.js';
+import type { Logger } from '../util/logger.js';
+import type { RecordOp } from './record.js';
+import type { SyncSideTables } from './side-tables.js';
+
+import type { StreamName } from '../config/types.js';
+export { STREAM_NAMES, type StreamName } from '../config/types.js';
+
+/** What a run of a stream covers. */
+export interface RunPlan {
+  /** `incremental` follows the stream's checkpoint; `backfill` covers [from, to] under its own cursor. */
+  mode: 'incremental' | 'backfill';
+  /** Backfill bounds (ISO). */
+  from?: string;
+  to?: string;
+  lookbackMs: number;
+  safetyLagMs: number;
+  /** Where a stream with no checkpoint starts (ISO). */
+  initialFrom: string;
+  maxWindowMs: number;
+  minWindowMs: number;
+}
+
+/** Everything a stream needs to read from the API. */
+export interface StreamEnv<TOptions = Record<string, unknown>> {
+  client: ApiClient;
+  variant: ApiVariant;
+  pageSize: number;
+  options: TOptions;
+  logger: Logger;
+  /** State beyond the cursor (open invoices, invoice candidates); owned by the engine. */
+  side: SyncSideTables;
+}
+
+/** A raw record as read, before it becomes a `SyncRecord`. */
+export type RawRecord = Record<string, unknown>;
+
+/**
+ * One unit of progress: records to deliver, and the cursor to commit once every sink has
+ * acknowledged them. `batchId` is deterministic for the position the chunk was read from.
+ */
+export interface Chunk<TCursor> {
+  records: RawRecord[];
+  cursor: TCursor;
+  batchId: string;
+  /** API pages this chunk cost. */
+  pages: number;
+  rejected: RejectedItem[];
+  /** Work to do in the same transaction as the checkpoint (e.g. invoice bookkeeping). */
+  afterCommit?: Array<(side: SyncSideTables) => Promise<void>>;
+}
+
+export interface StreamDefinition<TCursor = unknown, TOptions = Record<string, unknown>> {
+  readonly name: StreamName;
+  readonly description: string;
+  readonly variants: readonly ApiVariant[];
+  /** Endpoint whose page-size bound applies to `pageSize` (null: the stream does not page). */
+  readonly pagedEndpoint: PagedEndpoint | null;
+  readonly optionsSchema: z.ZodType<TOptions>;
+  readonly cursorSchema: z.ZodType<TCursor>;
+  /** How the stream moves forward, for docs and `status`. */
+  readonly cursorKind: 'updatedAt keyset' | 'updatedAt closed windows' | 'createdAt windows' | 'billing-date windows + re-poll' | 'snapshot';
+  key(record: RawRecord): string;
+  op(record: RawRecord): RecordOp;
+  updatedAt(record: RawRecord): string | null;
+  read(env: StreamEnv<TOptions>, cursor: TCursor | undefined, plan: RunPlan, signal: AbortSignal): AsyncIterable<Chunk<TCursor>>;
+  /** The cursor that makes the next run start at `at` (minus the lookback); null: no position (snapshots). */
+  resetCursor(variant: ApiVariant, at: string): TCursor | null;
+}
+
+export type AnyStreamDefinition = StreamDefinition<any, any>;

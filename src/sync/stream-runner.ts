@@ -1,0 +1,212 @@
+import { createHash } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { ApiClient } from '../api/api-client.js';
+import type { RejectedItem } from '../api/paging.js';
+import type { RecordSink } from '../plugins/connector.js';
+import type { CheckpointRepository } from '../state/checkpoint-repository.js';
+import type { RunHistory } from '../state/run-history.js';
+import type { SeenRecords } from '../state/seen-records.js';
+import type { StateTables } from '../state/tables.js';
+import { isAbortError } from '../util/abort.js';
+import { describeError } from '../util/errors.js';
+import type { Logger } from '../util/logger.js';
+import { contentHash } from './content-hash.js';
+import type { RecordBatch, SyncRecord } from './record.js';
+import type { SyncSideTables } from './side-tables.js';
+import type { AnyStreamDefinition, RunPlan } from './stream-definition.js';
+
+export interface NamedSink {
+  name: string;
+  sink: RecordSink;
+}
+
+export interface StreamRunDeps {
+  db: Kysely<StateTables>;
+  checkpoints: CheckpointRepository;
+  seen: SeenRecords;
+  runs: RunHistory;
+  side: SyncSideTables;
+  client: ApiClient;
+  logger: Logger;
+}
+
+export interface StreamRunRequest {
+  definition: AnyStreamDefinition;
+  sinks: readonly NamedSink[];
+  pageSize: number;
+  options: Record<string, unknown>;
+  plan: RunPlan;
+  command: string;
+  /** Aborts in-flight requests and writes (second SIGTERM, or a hard deadline). */
+  signal: AbortSignal;
+  /** Stops after the current batch is committed (first SIGTERM). */
+  stopSignal?: AbortSignal;
+  onProgress?: (progress: StreamProgress) => void;
+}
+
+export interface StreamProgress {
+  stream: string;
+  records: number;
+  pages: number;
+  /** Where the stream stands: the lower bound or window being read. */
+  position: string | null;
+}
+
+export type StreamRunStatus = 'ok' | 'failed' | 'stopped';
+
+export interface StreamRunSummary {
+  stream: string;
+  status: StreamRunStatus;
+  /** Records handed to the sinks (new or changed). */
+  delivered: number;
+  upserts: number;
+  deletes: number;
+  /** Records read again through overlap and dropped because their content was unchanged. */
+  unchanged: number;
+  /** List elements that failed their schema or had no key: quarantined, counted as errors. */
+  rejected: number;
+  pages: number;
+  requests: number;
+  durationMs: number;
+  error: string | null;
+}
+
+/** The cursor key of a backfill: separate from the stream's own, so a backfill never moves it. */
+export function backfillCursorKey(stream: string, from: string, to: string): string {
+  return `backfill:${stream}:${from}:${to}`;
+}
+
+/**
+ * Runs one stream: read chunks from its strategy, drop records whose content the sinks already
+ * have, hand the rest to EVERY sink, and only after all of them acknowledged commit — in one
+ * transaction — the content hashes, the cursor and the side bookkeeping (design §2.7). A crash
+ * anywhere repeats at most the last batch, which the idempotent sinks absorb.
+ */
+export async function runStream(deps: StreamRunDeps, request: StreamRunRequest): Promise<StreamRunSummary> {
+  const { definition, plan } = request;
+  const stream = definition.name;
+  const logger = deps.logger.child({ stream });
+  const cursorKey = plan.mode === 'backfill' ? backfillCursorKey(stream, plan.from ?? '', plan.to ?? '') : stream;
+  const started = Date.now();
+  const requestsBefore = deps.client.stats.requests;
+  const summary: StreamRunSummary = {
+    stream,
+    status: 'ok',
+    delivered: 0,
+    upserts: 0,
+    deletes: 0,
+    unchanged: 0,
+    rejected: 0,
+    pages: 0,
+    requests: 0,
+    durationMs: 0,
+    error: null,
+  };
+  const runId = await deps.runs.start(stream, request.command);
+  try {
+    const cursor = await deps.checkpoints.get(cursorKey, definition.cursorSchema);
+    const env = {
+      client: deps.client,
+      variant: deps.client.variant,
+      pageSize: request.pageSize,
+      options: request.options,
+      logger,
+      side: deps.side,
+    };
+    for await (const chunk of definition.read(env, cursor, plan, request.signal)) {
+      const syncedAt = new Date().toISOString();
+      const rejected: RejectedItem[] = [...chunk.rejected];
+      const records: SyncRecord[] = [];
+      chunk.records.forEach((data, index) => {
+        try {
+          const op = definition.op(data);
+          records.push({ stream, key: definition.key(data), op, updatedAt: definition.updatedAt(data), data, syncedAt });
+        } catch (error) {
+          rejected.push({ index, raw: data, problem: describeError(error) });
+        }
+      });
+      const hashes = records.map((r) => ({ key: r.key, hash: contentHash(r.op, r.data) }));
+      const changed = new Set(await deps.seen.filterChanged(stream, hashes));
+      // One record per key: the last one read is the newest.
+      const latest = new Map<string, { record: SyncRecord; hash: string }>();
+      records.forEach((record, i) => {
+        if (changed.has(record.key)) latest.set(record.key, { record, hash: hashes[i]!.hash });
+      });
+      const toWrite = [...latest.values()];
+      summary.unchanged += records.length - toWrite.length;
+
+      if (toWrite.length > 0) {
+        const digest = createHash('sha1');
+        for (const item of toWrite) digest.update(`${item.record.key}\u0000${item.hash}\u0001`);
+        // Deterministic for the position AND the content: a replayed batch replaces its file, a
+        // different batch at the same position (new content) never overwrites an earlier one.
+        const batch: RecordBatch = {
+          stream,
+          batchId: `${chunk.batchId}_${digest.digest('hex').slice(0, 12)}`,
+          records: toWrite.map((t) => t.record),
+        };
+        await Promise.all(request.sinks.map((s) => s.sink.write(batch, request.signal)));
+      }
+
+      await deps.db.transaction().execute(async (trx) => {
+        await deps.seen.remember(stream, toWrite.map((t) => ({ key: t.record.key, hash: t.hash })), trx);
+        await deps.checkpoints.set(cursorKey, chunk.cursor, definition.cursorSchema, trx);
+        const side = deps.side.on(trx);
+        if (rejected.length > 0) await side.quarantine(stream, chunk.batchId, rejected);
+        for (const task of chunk.afterCommit ?? []) await task(side);
+      });
+
+      for (const item of toWrite) {
+        if (item.record.op === 'delete') summary.deletes += 1;
+        else summary.upserts += 1;
+      }
+      summary.delivered += toWrite.length;
+      summary.rejected += rejected.length;
+      summary.pages += chunk.pages;
+      if (rejected.length > 0) {
+        logger.error(
+          { batch: chunk.batchId, rejected: rejected.slice(0, 5).map((r) => ({ index: r.index, problem: r.problem })) },
+          `${rejected.length} record(s) rejected and quarantined (see rejected_records)`,
+        );
+      }
+      request.onProgress?.({ stream, records: summary.delivered, pages: summary.pages, position: describePosition(chunk.cursor) });
+      if (request.stopSignal?.aborted) {
+        summary.status = 'stopped';
+        break;
+      }
+    }
+    if (summary.rejected > 0 && summary.status === 'ok') {
+      summary.status = 'failed';
+      summary.error = `${summary.rejected} record(s) rejected (quarantined in rejected_records)`;
+    }
+  } catch (error) {
+    if (isAbortError(error) || request.signal.aborted) {
+      summary.status = 'stopped';
+      summary.error = 'aborted';
+    } else {
+      summary.status = 'failed';
+      summary.error = describeError(error);
+      logger.error({ err: error }, `stream ${stream} failed`);
+    }
+  } finally {
+    summary.requests = deps.client.stats.requests - requestsBefore;
+    summary.durationMs = Date.now() - started;
+    await deps.runs.finish(runId, {
+      status: summary.status === 'ok' ? 'ok' : summary.status === 'stopped' ? 'aborted' : 'failed',
+      records: summary.delivered,
+      pages: summary.pages,
+      requests: summary.requests,
+      error: summary.error,
+    });
+  }
+  return summary;
+}
+
+function describePosition(cursor: unknown): string | null {
+  if (!cursor || typeof cursor !== 'object') return null;
+  const c = cursor as { window?: { lower?: string; from?: string; to?: string } | null; highWater?: string | null; billing?: unknown };
+  if (c.billing) return describePosition(c.billing);
+  if (c.window?.lower) return c.window.lower;
+  if (c.window?.from) return c.window.from;
+  return c.highWater ?? null;
+}

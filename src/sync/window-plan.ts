@@ -1,0 +1,33 @@
+import type { ApiClient } from '../api/api-client.js';
+import type { RunPlan } from './stream-definition.js';
+import { iso, toMs } from './time.js';
+
+/**
+ * The range a run covers. Its end comes from the SERVER's clock minus the safety lag (design
+ * §2.3): records stamped a moment ago may not be visible yet, and the local clock may be off.
+ * Its start overlaps the last completed range by the lookback; the overlap is deduplicated by
+ * content hash, so it costs requests but never duplicates.
+ */
+export function runRange(plan: RunPlan, highWater: string | null | undefined, client: ApiClient): { from: string; to: string } {
+  const serverNow = client.clock.now().getTime();
+  const latestSafe = serverNow - plan.safetyLagMs;
+  if (plan.mode === 'backfill') {
+    // A rerun of a finished (or partly finished) backfill continues from where it got to.
+    const from = Math.max(toMs(plan.from ?? plan.initialFrom) ?? 0, toMs(highWater ?? null) ?? -Infinity);
+    const to = Math.min(toMs(plan.to ?? null) ?? latestSafe, latestSafe);
+    return { from: iso(from), to: iso(Math.max(from, to)) };
+  }
+  const initial = toMs(plan.initialFrom) ?? 0;
+  const high = toMs(highWater ?? null);
+  const from = high === null ? initial : Math.max(initial, high - plan.lookbackMs);
+  return { from: iso(from), to: iso(Math.max(from, latestSafe)) };
+}
+
+/**
+ * Makes sure the client has seen the server's clock before a window end is computed from it
+ * (the first call of a process would otherwise use the local clock).
+ */
+export async function ensureServerClock(client: ApiClient, signal: AbortSignal): Promise<void> {
+  if (client.clock.known) return;
+  await client.tokens.accessToken(signal);
+}
