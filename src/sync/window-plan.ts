@@ -1,4 +1,5 @@
 import type { ApiClient } from '../api/api-client.js';
+import { listLoadDocumentTypes } from '../api/endpoints/loads.js';
 import type { RunPlan } from './stream-definition.js';
 import { iso, toMs } from './time.js';
 
@@ -24,10 +25,12 @@ export function runRange(plan: RunPlan, highWater: string | null | undefined, cl
 }
 
 /**
- * Makes sure the client has seen the server's clock before a window end is computed from it
- * (the first call of a process would otherwise use the local clock).
+ * Makes sure the client has seen the server's clock before a window end is computed from it. A
+ * token loaded from the state database needs no request, so without this the first window of a
+ * process would end at the LOCAL clock — wrong by the skew, and data is lost when the local clock
+ * runs ahead. The document-type list is the cheapest authenticated call both variants have.
  */
 export async function ensureServerClock(client: ApiClient, signal: AbortSignal): Promise<void> {
   if (client.clock.known) return;
-  await client.tokens.accessToken(signal);
+  await listLoadDocumentTypes(client, signal);
 }

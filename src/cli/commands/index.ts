@@ -1,7 +1,7 @@
 import type { RegisterCommand } from '../command-context.js';
-import { register as registerSimulate } from './simulate.js';
 import { register as backfill } from './backfill.js';
 import { register as reset } from './reset.js';
+import { register as simulate } from './simulate.js';
 import { register as status } from './status.js';
 import { register as sync } from './sync.js';
 import { register as validateConfig } from './validate-config.js';
@@ -16,4 +16,5 @@ export const commandModules: RegisterCommand[] = [
   status,
   reset,
   validateConfig,
+  simulate,
 ];

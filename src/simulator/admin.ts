@@ -1,0 +1,81 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { SimulatorHandle } from './handle.js';
+import { writeResponse } from './http-io.js';
+import { TRUTH_RESOURCES, type TruthResource } from './truth.js';
+import { readBody } from './body.js';
+import type { ServerClock } from './clock.js';
+
+/**
+ * `/__admin` for tests that run the daemon in a child process: the same powers as the handle.
+ * No auth, no rate limit, no faults.
+ */
+export function createAdminHandler(handle: () => SimulatorHandle, clock: ServerClock) {
+  const json = (res: ServerResponse, status: number, body: unknown) => writeResponse(res, clock, status, JSON.stringify(body));
+  return async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {
+    const path = url.pathname.replace(/^\/__admin/, '').replace(/\/$/, '');
+    const method = req.method ?? 'GET';
+    const sim = handle();
+    if (method === 'GET' && path === '/truth') {
+      const resource = url.searchParams.get('resource') as TruthResource | null;
+      if (!resource || !(TRUTH_RESOURCES as readonly string[]).includes(resource)) {
+        json(res, 400, { error: `resource must be one of ${TRUTH_RESOURCES.join(', ')}` });
+        return;
+      }
+      res.statusCode = 200;
+      res.setHeader('Content-Type', 'application/x-ndjson');
+      res.setHeader('Date', clock.now().toUTCString());
+      let buffer = '';
+      for await (const record of sim.truth(resource)) {
+        buffer += `${JSON.stringify(record)}\n`;
+        if (buffer.length > 64 * 1024) {
+          const ok = res.write(buffer);
+          buffer = '';
+          if (!ok) await new Promise<void>((resolve) => res.once('drain', resolve));
+          if (res.destroyed) return;
+        }
+      }
+      res.end(buffer);
+      return;
+    }
+    if (method === 'GET' && path === '/stats') {
+      json(res, 200, sim.stats());
+      return;
+    }
+    if (method === 'POST' && path === '/reset-stats') {
+      sim.resetStats();
+      json(res, 200, { ok: true });
+      return;
+    }
+    if (method === 'POST' && path === '/mutate') {
+      const count = Number(url.searchParams.get('count') ?? '1');
+      if (!Number.isInteger(count) || count < 0) {
+        json(res, 400, { error: 'count must be a non-negative integer' });
+        return;
+      }
+      await sim.mutate(count);
+      json(res, 200, { ok: true, count });
+      return;
+    }
+    if (method === 'POST' && path === '/config') {
+      const body = await readBody(req);
+      try {
+        sim.configure(body.fields);
+      } catch (error) {
+        json(res, 400, { error: (error as Error).message });
+        return;
+      }
+      json(res, 200, { ok: true });
+      return;
+    }
+    if (method === 'POST' && path === '/revoke-refresh-tokens') {
+      sim.revokeRefreshTokens();
+      json(res, 200, { ok: true });
+      return;
+    }
+    if (method === 'GET' && path === '/now') {
+      json(res, 200, { now: sim.now().toISOString() });
+      return;
+    }
+    json(res, 404, { error: `no admin route ${method} ${url.pathname}` });
+  };
+}

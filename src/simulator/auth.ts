@@ -1,0 +1,104 @@
+import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import type { ServerClock } from './clock.js';
+import { HttpError } from './http-error.js';
+
+/**
+ * Token lifecycle of §5. Access tokens are stateless signed JWTs with `exp` (seconds) checked
+ * against the server clock; several may be valid at once. Exactly one refresh token is active at a
+ * time: rotating it (`/generate-new-token`) or `revokeAll()` makes the previous one fail at once.
+ */
+
+function b64url(input: Buffer | string): string {
+  return Buffer.from(input).toString('base64url');
+}
+
+export type TokenKind = 'access' | 'refresh';
+
+export class AuthService {
+  private readonly key = randomBytes(32);
+  private activeRefresh: string | null = null;
+
+  constructor(
+    private readonly clock: ServerClock,
+    private readonly credentials: { clientId: string; clientSecret: string },
+    private readonly accessTtlMs: () => number,
+    private readonly onIssue: () => void,
+  ) {}
+
+  private sign(kind: TokenKind, ttlMs: number | null): string {
+    const nowSec = Math.floor(this.clock.nowMs() / 1000);
+    const header = b64url(JSON.stringify({ alg: 'HS256', typ: 'JWT' }));
+    const payload: Record<string, unknown> = { sub: this.credentials.clientId, typ: kind, iat: nowSec, jti: randomUUID() };
+    // Sub-second TTLs still need an exp in the future-or-now second; tests use short TTLs.
+    if (ttlMs !== null) payload['exp'] = Math.floor((this.clock.nowMs() + ttlMs) / 1000);
+    const body = b64url(JSON.stringify(payload));
+    const sig = createHmac('sha256', this.key).update(`${header}.${body}`).digest('base64url');
+    this.onIssue();
+    return `${header}.${body}.${sig}`;
+  }
+
+  /** Decodes and checks signature and expiry; undefined when invalid. */
+  private verify(token: string, kind: TokenKind): Record<string, unknown> | undefined {
+    const parts = token.split('.');
+    if (parts.length !== 3) return undefined;
+    const [header, body, sig] = parts as [string, string, string];
+    const expected = createHmac('sha256', this.key).update(`${header}.${body}`).digest();
+    const given = Buffer.from(sig, 'base64url');
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
+    let payload: Record<string, unknown>;
+    try {
+      payload = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as Record<string, unknown>;
+    } catch {
+      return undefined;
+    }
+    if (payload['typ'] !== kind) return undefined;
+    const exp = payload['exp'];
+    if (typeof exp === 'number' && exp * 1000 <= this.clock.nowMs()) return undefined;
+    return payload;
+  }
+
+  retrieve(clientId: unknown, clientSecret: unknown): { access_token: string; refresh_token: string; tokenType: 'public' } {
+    if (typeof clientId !== 'string' || clientId === '') throw new HttpError(400, 'clientId is required');
+    if (typeof clientSecret !== 'string' || clientSecret === '') throw new HttpError(400, 'clientSecret is required');
+    if (clientId !== this.credentials.clientId || clientSecret !== this.credentials.clientSecret) {
+      throw new HttpError(401, 'clientId or clientSecret is wrong');
+    }
+    // "Always returns a valid access token and refresh token": the active refresh token is kept.
+    this.activeRefresh ??= this.sign('refresh', null);
+    return { access_token: this.sign('access', this.accessTtlMs()), refresh_token: this.activeRefresh, tokenType: 'public' };
+  }
+
+  private requireRefresh(bearer: string | undefined): void {
+    if (!bearer || bearer !== this.activeRefresh || !this.verify(bearer, 'refresh')) {
+      throw new HttpError(401, 'refresh token is invalid or has been replaced');
+    }
+  }
+
+  /** Main `GET /token`: new access token, refresh token stays valid. */
+  accessFromRefresh(bearer: string | undefined): { access_token: string; tokenType: 'public' } {
+    this.requireRefresh(bearer);
+    return { access_token: this.sign('access', this.accessTtlMs()), tokenType: 'public' };
+  }
+
+  /** `GET /generate-new-token`: new access token and a new refresh token; the old one dies now. */
+  rotate(bearer: string | undefined): { token: string; refresh_token: string; tokenType: 'public' } {
+    this.requireRefresh(bearer);
+    this.activeRefresh = this.sign('refresh', null);
+    return { token: this.sign('access', this.accessTtlMs()), refresh_token: this.activeRefresh, tokenType: 'public' };
+  }
+
+  requireAccess(bearer: string | undefined): void {
+    if (!bearer) throw new HttpError(401, 'Authorization bearer access token is required');
+    if (!this.verify(bearer, 'access')) throw new HttpError(401, 'access token is invalid or expired');
+  }
+
+  revokeRefreshTokens(): void {
+    this.activeRefresh = null;
+  }
+}
+
+export function bearerOf(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const match = /^Bearer\s+(.+)$/i.exec(header.trim());
+  return match ? (match[1] as string).trim() : undefined;
+}

@@ -1,0 +1,220 @@
+import type { Rec } from './collection.js';
+import { BILLED_STATUSES, BROKERAGE_STATUS_NAMES } from './dataset/constants.js';
+import type { CustomerKind } from './dataset/customers.js';
+import { buildInvoice, paymentEntry } from './dataset/invoices.js';
+import { referenceNumberOf, loadId, type Load } from './dataset/loads.js';
+import type { SimStore } from './store.js';
+
+/**
+ * Every write to the simulated account. Each one stamps updatedAt with the server clock, writes the
+ * audit record where the API has audits, and emits the §6.3 event into the event log (which the
+ * webhook sender picks up).
+ */
+
+const FIELD_EVENTS: Array<[RegExp, string]> = [
+  [/^status$/, 'load#status_updated'],
+  [/^(freight|custom|carrierHold|brokerHold)$/, 'load#hold_updated'],
+  [/^(driverOrder|routingOrder)$/, 'load#routing_update'],
+  [/^(containerNo|purchaseOrderNo|secondaryReferenceNo|bookingNo|sealNo|shipmentNo|releaseNo|returnNo|callerPONo|doNo|DoNo|deliveryOrderNo|callerbillLandingNo|appointmentNo|reservationNo|pickupNo|items|otherReference)$/, 'load#reference_updated'],
+  [/^(container(Size|Type|Owner)|chassis.*|grayChassis.*|grayContainer.*|genset|temperature|trailer.*|tareWeight|scac)$/, 'load#equipment_updated'],
+  [/^(lastFreeDay|dischargedDate|outgateDate|emptyDay|freeReturnDate|ingateDate|readyToReturnDate|loadTime|containerAvailableDay|cutOff|return|vessel|loadAssignedDate)$/, 'load#dates_updated'],
+];
+const NOTE_FIELDS = new Set(['driverNote', 'officeNote', 'yardNote', 'billingNote', 'notes', 'instructionNote']);
+
+export function eventTypeOfField(field: string): string {
+  for (const [pattern, type] of FIELD_EVENTS) if (pattern.test(field)) return type;
+  return 'load#info_updated';
+}
+
+export interface Actor {
+  id: string;
+  name: string;
+}
+
+export const API_ACTOR: Actor = { id: 'public-api', name: 'Public API' };
+export const MUTATOR_ACTOR: Actor = { id: 'dispatcher-7', name: 'Dispatcher (simulated user)' };
+
+export class Changes {
+  constructor(
+    private readonly store: SimStore,
+    private readonly webhookUrl: () => string | null,
+  ) {}
+
+  private get ctx() {
+    return this.store.ctx;
+  }
+
+  private emit(eventType: string, payload: Record<string, unknown>): void {
+    this.store.events.emit(eventType, payload, this.webhookUrl());
+  }
+
+  private emitLoadEvent(eventType: string, load: Load, changedValues: Record<string, unknown>): void {
+    const body = { changedValues, _id: load['_id'], reference_number: load['reference_number'], eventType };
+    // Brokerage wraps load change payloads under `data` (§6.4).
+    this.emit(eventType, this.ctx.variant === 'brokerage' ? { eventType, data: body } : body);
+  }
+
+  /** Applies field changes to a load; returns the new record. `now` lets a batch share one timestamp. */
+  updateLoad(p: number, changes: Record<string, unknown>, actor: Actor, now = this.store.clock.iso()): Load {
+    const old = this.store.loads.get(p);
+    if (!old) throw new Error(`no load at ${p}`);
+    const changed: Record<string, unknown> = {};
+    const previous: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(changes)) {
+      if (JSON.stringify(old[key]) === JSON.stringify(value)) continue;
+      changed[key] = value;
+      previous[key] = old[key];
+    }
+    const next: Load = { ...old, ...changed, updatedAt: now };
+    if ('status' in changed) next['lastUpdatedStatusAt'] = now;
+    this.store.loads.put(p, next);
+    const byType = new Map<string, Record<string, unknown>>();
+    for (const [key, value] of Object.entries(changed)) {
+      const type = eventTypeOfField(key);
+      const group = byType.get(type) ?? {};
+      group[key] = value;
+      byType.set(type, group);
+    }
+    for (const [type, values] of byType) {
+      if (type === 'load#status_updated' && this.ctx.variant === 'brokerage') {
+        this.emitLoadEvent(type, next, { time: now, status: BROKERAGE_STATUS_NAMES[String(values['status'])] ?? values['status'] });
+      } else {
+        this.emitLoadEvent(type, next, values);
+      }
+    }
+    if (this.ctx.variant === 'main' && Object.keys(changed).length > 0) {
+      const notes = Object.keys(changed).some((k) => NOTE_FIELDS.has(k));
+      this.store.loadAudits.add({
+        action: notes ? 'NOTES_UPDATE' : 'status' in changed ? 'STATUS_UPDATE' : 'LOAD_UPDATE',
+        entityId: String(next['reference_number']),
+        actorId: actor.id,
+        actorDetail: { name: actor.name },
+        createdAt: now,
+        newData: changed,
+      });
+    }
+    if ('status' in changed && (BILLED_STATUSES as readonly string[]).includes(String(changed['status']))) {
+      this.ensureInvoice(p, now);
+    }
+    return next;
+  }
+
+  /** Creates a load from an already validated body. */
+  createLoad(fields: Record<string, unknown>, actor: Actor, now = this.store.clock.iso()): { position: number; load: Load } {
+    const p = this.store.loads.allocate();
+    // Start from a generated record so every §2.6 field exists, then apply what the client sent.
+    const template = this.store.loads.config.generate(p);
+    const load: Load = {
+      ...template,
+      ...fields,
+      _id: loadId(this.ctx, p),
+      reference_number: referenceNumberOf(this.ctx, p),
+      status: 'PENDING',
+      isDeleted: false,
+      paidAmount: 0,
+      remainAmount: template['totalAmount'],
+      isPaymentCompleted: false,
+      documents: [],
+      createdAt: now,
+      updatedAt: now,
+      lastUpdatedStatusAt: now,
+    };
+    this.store.loads.put(p, load);
+    this.emitLoadEvent('load#created', load, { ...load });
+    if (this.ctx.variant === 'main') {
+      this.store.loadAudits.add({ action: 'LOAD_CREATED', entityId: String(load['reference_number']), actorId: actor.id, actorDetail: { name: actor.name }, createdAt: now, newData: { status: 'PENDING' } });
+    }
+    return { position: p, load };
+  }
+
+  deleteLoad(p: number, actor: Actor, now = this.store.clock.iso()): Load {
+    return this.updateLoad(p, { isDeleted: true }, actor, now);
+  }
+
+  addLoadDocument(p: number, type: string, url: string, eventType: string | undefined, actor: Actor): Load {
+    const load = this.store.loads.get(p) as Load;
+    const documents = [...((load['documents'] as unknown[]) ?? []), { type, url }];
+    const now = this.store.clock.iso();
+    const next: Load = { ...load, documents, updatedAt: now };
+    this.store.loads.put(p, next);
+    if (eventType) {
+      const body = { changedValues: { type, url }, _id: next['_id'], reference_number: next['reference_number'], eventType };
+      this.emit(eventType, body);
+    }
+    if (this.ctx.variant === 'main') {
+      this.store.loadAudits.add({ action: 'DOCUMENT_UPLOAD', entityId: String(next['reference_number']), actorId: actor.id, actorDetail: { name: actor.name }, createdAt: now, newData: { type, url } });
+    }
+    return next;
+  }
+
+  /** A load that reaches billing gets its invoice (and `invoice#created`). */
+  ensureInvoice(p: number, now: string): void {
+    if (this.store.invoicePositionOfLoad(p) !== undefined) return;
+    const load = this.store.loads.get(p) as Load;
+    const j = this.store.invoices.allocate();
+    // Every 9th new invoice spans several charge sets, like the base data.
+    const entries = j % 9 === 4 ? 2 : 1;
+    const invoice = buildInvoice(this.ctx, j, load, now, entries, 'BILLING');
+    this.store.invoices.put(j, invoice);
+    this.store.invoiceOfLoad.set(p, j);
+    this.store.loadOfInvoice.set(j, p);
+    this.emit('invoice#created', { data: invoice, dbId: invoice['_id'], changedValues: { status: 'BILLING' }, eventType: 'invoice#created' });
+    if (entries > 1) this.emit('invoice#sub_bill_added', { data: invoice, dbId: invoice['_id'], changedValues: { total: entries }, eventType: 'invoice#sub_bill_added' });
+  }
+
+  /** Records a payment: BILLING → PARTIAL_PAID → FULL_PAID; billingDate never moves. */
+  payInvoice(j: number, actor: Actor, fraction: number, now = this.store.clock.iso()): Rec | undefined {
+    const invoice = this.store.invoices.get(j);
+    if (!invoice || invoice['status'] === 'FULL_PAID') return undefined;
+    const total = Number(invoice['totalAmount']);
+    const paidBefore = Number(invoice['paidAmount']);
+    const remain = total - paidBefore;
+    const amount = invoice['status'] === 'PARTIAL_PAID' || fraction >= 1 ? remain : Math.max(1, Math.floor(remain * fraction));
+    const paid = paidBefore + amount;
+    const status = paid >= total ? 'FULL_PAID' : 'PARTIAL_PAID';
+    const history = [...((invoice['paymentHistory'] as Rec[]) ?? [])];
+    history.push(paymentEntry(this.ctx, j, history.length, now, amount));
+    const next: Rec = { ...invoice, status, paidAmount: paid, remainAmount: total - paid, paymentHistory: history, paymentReference: String(history[history.length - 1]?.['checkNo'] ?? ''), updatedAt: now };
+    next['invoice'] = ((invoice['invoice'] as Rec[]) ?? []).map((entry, i) => (i === 0 ? { ...entry, status, paidAmount: Math.min(Number(entry['totalAmount']), paid), remainAmount: Math.max(0, Number(entry['totalAmount']) - paid) } : { ...entry, status }));
+    this.store.invoices.put(j, next);
+    this.emit('invoice#charges_updated', { data: next, dbId: next['_id'], changedValues: { status, paidAmount: paid, remainAmount: total - paid }, eventType: 'invoice#charges_updated' });
+    const p = this.store.loadPositionOfInvoice(j);
+    if (this.store.loads.exists(p)) {
+      this.updateLoad(p, { status, paidAmount: paid, remainAmount: total - paid, isPaymentCompleted: status === 'FULL_PAID' }, actor, now);
+    }
+    return next;
+  }
+
+  updateCustomer(kind: CustomerKind, p: number, changes: Record<string, unknown>, actor: Actor, action = 'UPDATE', now = this.store.clock.iso()): Rec {
+    const collection = kind === 'customers' ? this.store.customers : this.store.consignees;
+    const old = collection.get(p) as Rec;
+    const oldData: Rec = {};
+    for (const key of Object.keys(changes)) oldData[key] = old[key];
+    const next: Rec = { ...old, ...changes, updatedAt: now };
+    collection.put(p, next);
+    if (this.ctx.variant === 'main') {
+      this.store.customerAudits.add({ action, entityId: String(next['_id']), actorId: actor.id, actorDetail: { name: actor.name }, createdAt: now, newData: changes, oldData });
+    }
+    return next;
+  }
+
+  createCustomer(kind: CustomerKind, fields: Record<string, unknown>, actor: Actor): { position: number; record: Rec } {
+    const collection = kind === 'customers' ? this.store.customers : this.store.consignees;
+    const p = collection.allocate();
+    const now = this.store.clock.iso();
+    const template = collection.config.generate(p);
+    const record: Rec = { ...template, ...fields, _id: collection.config.id(p), isDeleted: false, createdAt: now, updatedAt: now };
+    collection.put(p, record);
+    if (this.ctx.variant === 'main') {
+      this.store.customerAudits.add({ action: 'ADD', entityId: String(record['_id']), actorId: actor.id, actorDetail: { name: actor.name }, createdAt: now, newData: fields, oldData: {} });
+    }
+    return { position: p, record };
+  }
+
+  updateSimple(collectionName: 'bills' | 'supportMoves', p: number, changes: Record<string, unknown>, now = this.store.clock.iso()): Rec {
+    const collection = this.store[collectionName];
+    const next: Rec = { ...(collection.get(p) as Rec), ...changes, updatedAt: now };
+    collection.put(p, next);
+    return next;
+  }
+}

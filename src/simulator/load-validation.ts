@@ -1,0 +1,154 @@
+import { PRE_SET_ORDER_STATUS, TYPE_OF_LOAD } from './dataset/constants.js';
+import { badRequest } from './http-error.js';
+import type { Variant } from './options.js';
+
+/**
+ * Request-body rules of §4.4.1 (create) and §4.4.2 (update), per variant. Every violation is a 400
+ * whose message names the field, so a client can write back a precise error. Unknown fields are
+ * rejected too: a client that sends the other variant's field names must find out.
+ */
+
+type Kind = 'string' | 'boolean' | 'array' | 'object' | 'datetime' | 'holdFlag';
+
+const CREATE_STRINGS = [
+  'status', 'terminal', 'temperature', 'emptyOrigin', 'chassisPick', 'freight', 'custom', 'chassisNo', 'genset', 'routeType',
+  'deliveryOrderNo', 'callerbillLandingNo', 'secondaryReferenceNo', 'doNo', 'bookingNo', 'sealNo', 'purchaseOrderNo', 'shipmentNo',
+  'containerNo', 'releaseNo', 'callerPONo', 'appointmentNo', 'returnNo', 'reservationNo', 'scac', 'containerSize', 'containerType',
+  'containerOwner', 'grayContainerNo', 'grayContainerSize', 'grayContainerType', 'grayContainerOwner', 'trailer', 'trailerType',
+  'trailerSize', 'grayChassisNo', 'grayChassisSize', 'grayChassisType', 'grayChassisOwner', 'chassisSize', 'chassisType',
+  'chassisOwner', 'driverNote', 'billingNote', 'yardNote', 'officeNote', 'tareWeight', 'containerAvailableDay', 'cutOff', 'loadTime',
+];
+const CREATE_ARRAYS = ['consignee', 'consigneeDetails', 'shipperDetails', 'customerEmployee', 'routingOrder', 'pricing', 'items', 'pickupTimes', 'deliveryTimes'];
+const CREATE_DATETIMES = ['returnFromTime', 'returnToTime', 'vessel', 'lastFreeDay', 'dischargedDate', 'outgateDate', 'emptyDay', 'freeReturnDate', 'ingateDate', 'return'];
+const CREATE_BOOLEANS = ['hazmat', 'hot', 'overWeight', 'overHeight', 'liquor', 'isGenset', 'scale'];
+const BROKERAGE_CREATE_EXCLUDED = new Set(['status', 'chassisPick', 'chassisNo', 'tareWeight', 'scale', 'driverNote', 'billingNote', 'yardNote', 'officeNote']);
+const BROKERAGE_ROAD_EXCLUDED = new Set(['liquor', 'appointmentNo', 'returnNo', 'reservationNo']);
+
+function createFields(variant: Variant): Map<string, Kind> {
+  const fields = new Map<string, Kind>([
+    ['type_of_load', 'string'],
+    ['preSetOrderStatus', 'string'],
+    ['caller', 'string'],
+    ['shipper', 'array'],
+    ['emptyOriginDetails', 'object'],
+  ]);
+  for (const f of CREATE_STRINGS) fields.set(f, 'string');
+  for (const f of CREATE_ARRAYS) fields.set(f, 'array');
+  for (const f of CREATE_DATETIMES) fields.set(f, 'datetime');
+  for (const f of CREATE_BOOLEANS) fields.set(f, 'boolean');
+  if (variant === 'brokerage') {
+    for (const f of [...fields.keys()]) {
+      if (BROKERAGE_CREATE_EXCLUDED.has(f) || /^(chassis|grayChassis)/.test(f)) fields.delete(f);
+    }
+    fields.set('instructionNote', 'string');
+    fields.set('carrierHold', 'boolean');
+    fields.set('brokerHold', 'boolean');
+  }
+  return fields;
+}
+
+const UPDATE_BOOLEANS = ['hazmat', 'hot', 'isHot', 'carrierHold', 'brokerHold', 'overWeight', 'isEdi', 'isContainerConfirm', 'isChassisConfirm', 'isReUse', 'isPrePullCharge', 'isNextContainerNeedToPickup', 'scale'];
+const UPDATE_IDS = ['caller', 'emptyOrigin', 'terminal'];
+const UPDATE_ARRAYS = ['shipper', 'consignee', 'consigneeDetails', 'shipperDetails', 'pickupTimes', 'deliveryTimes', 'pricing', 'items'];
+const UPDATE_DATES = ['vessel', 'emptyDay', 'freeReturnDate', 'lastFreeDay', 'returnFromTime', 'returnToTime', 'loadAssignedDate'];
+const UPDATE_STRINGS = [
+  'returnNo', 'chassisId', 'chassisType', 'temperature', 'chassisSize', 'chassisOwner', 'liquor', 'routeType', 'scac', 'billingNote', 'notes',
+  'driverNote', 'yardNote', 'officeNote', 'bookingNo', 'callerPONo', 'callerbillLandingNo', 'deliveryOrderNo', 'DoNo', 'purchaseOrderNo',
+  'releaseNo', 'sealNo', 'shipmentNo', 'secondaryReferenceNo', 'chassisNumber', 'trailer', 'trailerType', 'trailerSize', 'otherReference',
+  'chassisPick', 'chassisTermination', 'loadTime', 'containerAvailableDay', 'cutOff', 'return', 'pickupFromTime', 'pickupToTime',
+  'deliveryFromTime', 'deliveryToTime', 'pickupNo', 'sealBookingNo', 'shipperBookingNo', 'callerBookingNo', 'containerNo', 'containerSize',
+  'containerType', 'containerOwner', 'chassisNo', 'genset', 'preSetOrderStatus', 'approvedDate', 'appointmentNo', 'reservationNo',
+  'grayChassisId', 'grayContainerNo', 'grayContainerSize', 'grayContainerType', 'grayContainerOwner', 'grayChassisNo', 'grayChassisSize',
+  'grayChassisType', 'grayChassisOwner', 'tareWeight',
+];
+
+function updateFields(variant: Variant): Map<string, Kind> {
+  const fields = new Map<string, Kind>();
+  for (const f of UPDATE_BOOLEANS) fields.set(f, 'boolean');
+  fields.set('custom', 'holdFlag');
+  fields.set('freight', 'holdFlag');
+  for (const f of UPDATE_IDS) fields.set(f, 'string');
+  for (const f of UPDATE_ARRAYS) fields.set(f, 'array');
+  for (const f of UPDATE_DATES) fields.set(f, 'datetime');
+  for (const f of UPDATE_STRINGS) fields.set(f, 'string');
+  if (variant === 'brokerage') {
+    fields.set('dischargedDate', 'datetime');
+    fields.set('instructionNote', 'string');
+  }
+  return fields;
+}
+
+function checkKind(field: string, kind: Kind, value: unknown, variant: Variant): void {
+  if (value === null) return;
+  switch (kind) {
+    case 'string':
+      if (typeof value !== 'string') throw badRequest(`${field} must be a string`);
+      return;
+    case 'boolean':
+      if (typeof value !== 'boolean') throw badRequest(`${field} must be a boolean`);
+      return;
+    case 'array':
+      if (!Array.isArray(value)) throw badRequest(`${field} must be an array`);
+      return;
+    case 'object':
+      if (typeof value !== 'object' || Array.isArray(value)) throw badRequest(`${field} must be an object`);
+      return;
+    case 'datetime':
+      if (typeof value !== 'string' || Number.isNaN(Date.parse(value))) throw badRequest(`${field} must be an ISO 8601 datetime`);
+      return;
+    case 'holdFlag':
+      if (variant === 'main' ? typeof value !== 'boolean' : value !== 'HOLD' && value !== 'RELEASED') {
+        throw badRequest(variant === 'main' ? `${field} must be a boolean` : `${field} must be HOLD or RELEASED`);
+      }
+      return;
+  }
+}
+
+export function validateCreateLoad(body: Record<string, unknown>, variant: Variant, customerExists: (id: string) => boolean, consigneeExists: (id: string) => boolean): void {
+  const fields = createFields(variant);
+  for (const key of Object.keys(body)) {
+    const kind = fields.get(key);
+    if (!kind) throw badRequest(`${key} is not an accepted field for creating a load`);
+    checkKind(key, kind, body[key], variant);
+  }
+  const type = body['type_of_load'];
+  if (type === undefined || type === null || type === '') throw badRequest('type_of_load is required');
+  if (!(TYPE_OF_LOAD as readonly unknown[]).includes(type)) throw badRequest(`type_of_load must be one of ${TYPE_OF_LOAD.join(', ')}`);
+  if (!('preSetOrderStatus' in body) || body['preSetOrderStatus'] === null) throw badRequest('preSetOrderStatus is required (it may be the empty string)');
+  if (!(PRE_SET_ORDER_STATUS as readonly unknown[]).includes(body['preSetOrderStatus'])) throw badRequest('preSetOrderStatus is not an allowed value');
+  const caller = body['caller'];
+  if (typeof caller !== 'string' || caller === '') throw badRequest('caller is required');
+  if (!customerExists(caller)) throw badRequest(`caller ${caller} is not an existing customer id`);
+  const shipper = body['shipper'];
+  if (!Array.isArray(shipper) || shipper.length === 0) throw badRequest('shipper is required (array of ids)');
+  if (shipper.some((s) => typeof s !== 'string' || s === '')) throw badRequest('shipper must hold id strings');
+  const consignee = body['consignee'];
+  if (variant === 'brokerage' && (!Array.isArray(consignee) || consignee.length === 0)) throw badRequest('consignee is required (array of ids)');
+  if (Array.isArray(consignee)) {
+    for (const id of consignee) {
+      if (typeof id !== 'string' || !(consigneeExists(id) || customerExists(id))) throw badRequest(`consignee ${String(id)} is not an existing id`);
+    }
+  }
+  if (variant === 'main' && body['status'] !== undefined && body['status'] !== 'PENDING') throw badRequest('status must be PENDING');
+  for (const f of ['freight', 'custom']) {
+    if (body[f] !== undefined && body[f] !== 'HOLD' && body[f] !== 'RELEASED') throw badRequest(`${f} must be HOLD or RELEASED`);
+  }
+  if (body['routeType'] !== undefined && body['routeType'] !== 'Local' && body['routeType'] !== 'Highway') throw badRequest('routeType must be Local or Highway');
+  if (variant === 'brokerage' && type === 'ROAD') {
+    for (const f of BROKERAGE_ROAD_EXCLUDED) if (f in body) throw badRequest(`${f} is not applicable to road loads`);
+  }
+}
+
+export function validateUpdateLoad(body: Record<string, unknown>, variant: Variant): void {
+  const fields = updateFields(variant);
+  const keys = Object.keys(body);
+  if (keys.length === 0) throw badRequest('body has no fields to update');
+  for (const key of keys) {
+    const kind = fields.get(key);
+    if (!kind) throw badRequest(`${key} is not an accepted field for updating a load`);
+    checkKind(key, kind, body[key], variant);
+  }
+  if (body['preSetOrderStatus'] !== undefined && !(PRE_SET_ORDER_STATUS as readonly unknown[]).includes(body['preSetOrderStatus'])) {
+    throw badRequest('preSetOrderStatus is not an allowed value');
+  }
+}

@@ -1,0 +1,147 @@
+import { MUTATOR_ACTOR, type Changes } from './changes.js';
+import { BILL_STATUSES, LOAD_FLOW } from './dataset/constants.js';
+import type { Load } from './dataset/loads.js';
+import { Prng } from './prng.js';
+import type { SimStore } from './store.js';
+
+/**
+ * Changes the account while clients page, deterministically from the seed. It deliberately hits
+ * old records (pages a backfill already read), whole groups of records with tied timestamps (so
+ * several share the new updatedAt to the millisecond) and recent records (pages not read yet).
+ */
+export class Mutator {
+  private readonly rng: Prng;
+  private timer: NodeJS.Timeout | null = null;
+  steps = 0;
+
+  constructor(seed: number, private readonly store: SimStore, private readonly changes: Changes) {
+    this.rng = new Prng(seed ^ 0x6d75);
+  }
+
+  start(intervalMs: number, perTick: number): void {
+    this.stop();
+    this.timer = setInterval(() => this.run(perTick), intervalMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  run(count: number): void {
+    for (let i = 0; i < count; i++) this.step();
+  }
+
+  private step(): void {
+    this.steps++;
+    const r = this.rng.next();
+    if (r < 0.3) this.updateLoads();
+    else if (r < 0.4) this.createLoad();
+    else if (r < 0.45) this.deleteLoad();
+    else if (r < 0.63) this.advanceStatus();
+    else if (r < 0.78) this.payInvoice();
+    else if (r < 0.84) this.updateSimple('bills');
+    else if (r < 0.9) this.updateSimple('supportMoves');
+    else if (r < 0.95) this.updateCustomer('customers');
+    else this.updateCustomer('consignees');
+  }
+
+  /** A live (not deleted) load position, biased three ways: any, oldest tenth, newest tenth. */
+  private pickLoad(): number | undefined {
+    const loads = this.store.loads;
+    if (loads.size === 0) return undefined;
+    for (let attempt = 0; attempt < 8; attempt++) {
+      const mode = this.rng.int(3);
+      const tenth = Math.max(1, Math.floor(loads.size / 10));
+      const p = mode === 0 ? this.rng.int(loads.size) : mode === 1 ? this.rng.int(tenth) : loads.size - 1 - this.rng.int(tenth);
+      const load = loads.get(p);
+      if (load && load['isDeleted'] !== true) return p;
+    }
+    return undefined;
+  }
+
+  private updateLoads(): void {
+    const now = this.store.clock.iso();
+    const loads = this.store.loads;
+    const p = this.pickLoad();
+    if (p === undefined) return;
+    let targets = [p];
+    if (this.rng.chance(0.3) && p < loads.baseCount) {
+      // The whole tie group at once: they keep sharing a timestamp, now a new one.
+      const timeline = this.store.ctx.timelines.loads;
+      const [a, b] = timeline.groupRange(timeline.groupOf(p));
+      targets = [];
+      for (let q = a; q < b; q++) if (loads.get(q)?.['isDeleted'] !== true) targets.push(q);
+    }
+    const kind = this.rng.int(6);
+    for (const q of targets) {
+      const load = loads.get(q) as Load;
+      const n = this.steps;
+      const change: Record<string, unknown> =
+        kind === 0 ? { officeNote: `note ${n}` }
+        : kind === 1 ? { lastFreeDay: new Date(Date.parse(String(load['lastFreeDay'])) + 86_400_000).toISOString() }
+        : kind === 2 ? { containerSize: load['containerSize'] === "40'" ? "45'" : "40'" }
+        : kind === 3 ? { sealNo: `SEAL${n}` }
+        : kind === 4 ? { freight: load['freight'] === 'HOLD' ? 'RELEASED' : 'HOLD' }
+        : { temperature: `${-20 + this.rng.int(40)}F`, pickupTimes: [{ ...(((load['pickupTimes'] as Load[]) ?? [])[0] ?? {}), pickupFromTime: now }] };
+      this.changes.updateLoad(q, change, MUTATOR_ACTOR, now);
+    }
+  }
+
+  private createLoad(): void {
+    // The generated template supplies caller, shipper and consignee.
+    this.changes.createLoad({ type_of_load: this.rng.pick(['IMPORT', 'EXPORT', 'ROAD']), preSetOrderStatus: '' }, MUTATOR_ACTOR);
+  }
+
+  private deleteLoad(): void {
+    const p = this.pickLoad();
+    if (p !== undefined) this.changes.deleteLoad(p, MUTATOR_ACTOR);
+  }
+
+  private advanceStatus(): void {
+    const p = this.pickLoad();
+    if (p === undefined) return;
+    const status = String(this.store.loads.get(p)?.['status']);
+    const at = (LOAD_FLOW as readonly string[]).indexOf(status);
+    let next: string;
+    if (status === 'CUSTOMS HOLD' || status === 'FREIGHT HOLD') next = 'AVAILABLE';
+    else if (at === LOAD_FLOW.length - 1) next = 'BILLING';
+    else if (at >= 0) next = LOAD_FLOW[at + 1] as string;
+    else return; // already billed: payments move it on
+    this.changes.updateLoad(p, { status: next }, MUTATOR_ACTOR);
+  }
+
+  private payInvoice(): void {
+    const invoices = this.store.invoices;
+    if (invoices.size === 0) return;
+    for (let attempt = 0; attempt < 8; attempt++) {
+      // Half the time one of the invoices created since start, so new billing gets paid too.
+      const created = invoices.size - invoices.baseCount;
+      const j = created > 0 && this.rng.chance(0.5) ? invoices.baseCount + this.rng.int(created) : this.rng.int(invoices.size);
+      const invoice = invoices.get(j);
+      if (!invoice || invoice['status'] === 'FULL_PAID') continue;
+      this.changes.payInvoice(j, MUTATOR_ACTOR, this.rng.chance(0.5) ? 0.5 : 1);
+      return;
+    }
+  }
+
+  private updateSimple(name: 'bills' | 'supportMoves'): void {
+    const collection = this.store[name];
+    if (collection.size === 0) return;
+    const p = this.rng.int(collection.size);
+    if (name === 'bills') {
+      this.changes.updateSimple('bills', p, { status: this.rng.pick(BILL_STATUSES), totalPaidAmount: this.rng.int(1000) });
+    } else {
+      this.changes.updateSimple('supportMoves', p, { totalDistance: 1 + this.rng.int(90) });
+    }
+  }
+
+  private updateCustomer(kind: 'customers' | 'consignees'): void {
+    const collection = kind === 'customers' ? this.store.customers : this.store.consignees;
+    if (collection.size === 0) return;
+    const p = this.rng.int(collection.size);
+    if (!collection.exists(p)) return;
+    this.changes.updateCustomer(kind, p, { mobile: `+1555${String(this.rng.int(10_000_000)).padStart(7, '0')}`, usageCount: this.rng.int(1000) }, MUTATOR_ACTOR);
+  }
+}

@@ -1,0 +1,79 @@
+import { z } from 'zod';
+
+export const FAULT_KINDS = ['500', '502', '503', 'html', 'drop', 'slow', 'truncated'] as const;
+export type FaultKind = (typeof FAULT_KINDS)[number];
+
+const rateLimitSchema = z
+  .object({ requestsPerSecond: z.number().positive(), burst: z.number().int().positive() })
+  .nullable();
+
+const faultsSchema = z.object({
+  rate: z.number().min(0).max(1).default(0),
+  kinds: z.array(z.enum(FAULT_KINDS)).default([...FAULT_KINDS]),
+  slowMs: z.number().int().min(0).default(2_000),
+});
+
+const mutatorSchema = z.object({
+  intervalMs: z.number().int().positive().default(1_000),
+  perTick: z.number().int().min(0).default(5),
+  enabled: z.boolean().default(false),
+});
+
+const webhooksSchema = z
+  .object({ url: z.string().url(), secret: z.string(), types: z.array(z.string()).optional() })
+  .nullable();
+
+export const simulatorOptionsSchema = z.object({
+  variant: z.enum(['main', 'brokerage']).default('main'),
+  seed: z.number().int().default(1),
+  port: z.number().int().min(0).max(65_535).default(0),
+  loads: z.number().int().min(0).max(50_000_000).default(5_000),
+  customers: z.number().int().min(1).default(200),
+  consignees: z.number().int().min(1).default(200),
+  bills: z.number().int().min(0).default(1_000),
+  supportMoves: z.number().int().min(0).default(500),
+  dataStart: z
+    .string()
+    .refine((s) => !Number.isNaN(Date.parse(s)), 'dataStart must be an ISO date')
+    .default(() => new Date(Date.now() - 180 * 86_400_000).toISOString()),
+  clientId: z.string().min(1).default('sim-client'),
+  clientSecret: z.string().min(1).default('sim-secret'),
+  accessTokenTtlMs: z.number().int().positive().default(3_600_000),
+  rateLimit: rateLimitSchema.default(null),
+  retryAfterFormat: z.enum(['seconds', 'http-date']).default('seconds'),
+  faults: faultsSchema.default({ rate: 0, kinds: [...FAULT_KINDS], slowMs: 2_000 }),
+  ambiguousCreateRate: z.number().min(0).max(1).default(0),
+  clockOffsetMs: z.number().int().default(0),
+  mutator: mutatorSchema.default({ intervalMs: 1_000, perTick: 5, enabled: false }),
+  invoiceListOmitsMultiChargeSet: z.boolean().default(true),
+  unboundedInvoiceQueryDays: z.number().int().positive().default(90),
+  webhooks: webhooksSchema.default(null),
+  pageDelayMs: z.number().int().min(0).default(0),
+});
+
+export type SimulatorOptions = z.infer<typeof simulatorOptionsSchema>;
+export type Variant = SimulatorOptions['variant'];
+
+export const configurePatchSchema = z
+  .object({
+    rateLimit: rateLimitSchema,
+    faults: faultsSchema,
+    ambiguousCreateRate: z.number().min(0).max(1),
+    clockOffsetMs: z.number().int(),
+    mutator: mutatorSchema,
+    webhooks: webhooksSchema,
+    accessTokenTtlMs: z.number().int().positive(),
+    pageDelayMs: z.number().int().min(0),
+  })
+  .partial();
+
+export type ConfigurePatch = Partial<
+  Pick<
+    SimulatorOptions,
+    'rateLimit' | 'faults' | 'ambiguousCreateRate' | 'clockOffsetMs' | 'mutator' | 'webhooks' | 'accessTokenTtlMs' | 'pageDelayMs'
+  >
+>;
+
+export function parseSimulatorOptions(input: unknown): SimulatorOptions {
+  return simulatorOptionsSchema.parse(input ?? {});
+}

@@ -1,0 +1,9 @@
+import type { RouteDef } from '../router.js';
+import { auditWebhookRoutes } from './audits-webhooks.js';
+import { authRoutes } from './auth.js';
+import { billRoutes } from './bills.js';
+import { customerRoutes } from './customers.js';
+import { invoiceRoutes } from './invoices.js';
+import { loadRoutes } from './loads.js';
+
+export const allRoutes: RouteDef[] = [...authRoutes, ...loadRoutes, ...invoiceRoutes, ...billRoutes, ...customerRoutes, ...auditWebhookRoutes];

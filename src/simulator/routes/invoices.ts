@@ -1,0 +1,93 @@
+import type { CollectionQuery, Rec } from '../collection.js';
+import { INVOICE_STATUSES } from '../dataset/constants.js';
+import type { InvoiceSummary } from '../dataset/invoices.js';
+import { baseInvoiceEntryCount, baseInvoiceStatus, baseLoadAttrs, loadOfInvoicePosition, positionOfReference } from '../dataset/loads.js';
+import { HttpError, badRequest } from '../http-error.js';
+import { pageParams, rangeParams } from '../paging.js';
+import { parseSortObject } from '../query-params.js';
+import type { RequestContext, RouteDef, RouteResult } from '../router.js';
+
+function present(ctx: RequestContext, invoice: Rec): Rec {
+  // Main returns paymentHistory only when asked for; brokerage always does.
+  if (ctx.sim.options.variant === 'main' && ctx.query.boolean('includePaymentHistory') !== true) {
+    const { paymentHistory: _omit, ...rest } = invoice;
+    return rest;
+  }
+  return invoice;
+}
+
+function listInvoices(ctx: RequestContext): RouteResult {
+  const { sim, query } = ctx;
+  const main = sim.options.variant === 'main';
+  const { skip, limit } = pageParams(query, main ? 50 : 100);
+  const sort = parseSortObject('sortBy', query.object('sortBy'), ['billingDate']) ?? { field: 'billingDate', desc: true };
+  const ranges = rangeParams(query, [
+    ['billingFrom', 'billingDate', 'from'],
+    ['billingTo', 'billingDate', 'to'],
+  ]);
+  if (ranges.length === 0) {
+    // Known from the field: an unbounded query silently covers only the last N days.
+    ranges.push({ field: 'billingDate', from: sim.clock.nowMs() - sim.options.unboundedInvoiceQueryDays * 86_400_000 });
+  }
+  const statuses = query.array('status');
+  for (const s of statuses ?? []) if (!(INVOICE_STATUSES as readonly string[]).includes(s)) throw badRequest(`status ${s} is not an invoice status`);
+  const numbers = query.array('invoiceNumbers');
+  const types = query.array('type_of_load');
+  const omitMulti = sim.options.invoiceListOmitsMultiChargeSet;
+  const data = sim.store.ctx;
+
+  const overlayPredicate = (invoice: InvoiceSummary): boolean => {
+    if (omitMulti && invoice.total > 1) return false;
+    if (statuses?.length && !statuses.includes(invoice.status)) return false;
+    if (types?.length && !types.includes(invoice.type_of_load)) return false;
+    if (numbers?.length && !numbers.some((n) => invoice.entryReferences.includes(n) || n === invoice.loadReference)) return false;
+    return true;
+  };
+  const hasBaseFilter = omitMulti || Boolean(statuses?.length || types?.length);
+  const q: CollectionQuery<InvoiceSummary> = { sortField: 'billingDate', desc: sort.desc, ranges, skip, limit, overlayPredicate };
+  if (hasBaseFilter) {
+    q.basePredicate = (j) => {
+      const p = loadOfInvoicePosition(j);
+      if (omitMulti && baseInvoiceEntryCount(data, p) > 1) return false;
+      if (statuses?.length && !statuses.includes(baseInvoiceStatus(data, p))) return false;
+      if (types?.length && !types.includes(baseLoadAttrs(data, p).type_of_load)) return false;
+      return true;
+    };
+    q.baseFilterKey = `invoices:${JSON.stringify([omitMulti, statuses, types])}`;
+  }
+  if (numbers?.length) {
+    q.baseCandidates = numbers
+      .map((n) => positionOfReference(data, n.replace(/_\d+$/, '')))
+      .filter((p): p is number => p !== undefined && p < sim.store.loads.baseCount)
+      .map((p) => sim.store.invoicePositionOfLoad(p))
+      .filter((j): j is number => j !== undefined && j < sim.store.invoices.baseCount);
+  }
+  const result = sim.store.invoices.query(q);
+  return { data: result.items.map((i) => present(ctx, i)), count: result.total };
+}
+
+function getInvoice(ctx: RequestContext): RouteResult {
+  const ref = ctx.params['ref'] as string;
+  const p = ctx.sim.store.loadPositionByRef(ref);
+  if (p === undefined) throw new HttpError(404, `load ${ref} not found`);
+  const j = ctx.sim.store.invoicePositionOfLoad(p);
+  const invoice = j === undefined ? undefined : ctx.sim.store.invoices.get(j);
+  if (!invoice) throw new HttpError(404, `load ${ref} has no invoice`);
+  return { data: present(ctx, invoice), count: 1 };
+}
+
+async function combineInvoices(ctx: RequestContext): Promise<RouteResult> {
+  const body = (await ctx.body()).fields;
+  const ids = body['chargeIds'];
+  const refs = body['chargeReferenceNumbers'];
+  if (ids !== undefined && !Array.isArray(ids)) throw badRequest('chargeIds must be an array');
+  if (refs !== undefined && !Array.isArray(refs)) throw badRequest('chargeReferenceNumbers must be an array');
+  if (!(Array.isArray(ids) && ids.length) && !(Array.isArray(refs) && refs.length)) throw badRequest('chargeIds or chargeReferenceNumbers is required');
+  return { data: {} };
+}
+
+export const invoiceRoutes: RouteDef[] = [
+  { method: 'GET', pattern: '/invoices', auth: 'access', handler: listInvoices },
+  { method: 'GET', pattern: '/invoices/:ref', auth: 'access', handler: getInvoice },
+  { method: 'POST', pattern: '/invoices', auth: 'access', variants: ['main'], handler: combineInvoices },
+];

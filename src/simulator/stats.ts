@@ -1,0 +1,25 @@
+/** Request counters exposed through `stats()` and `GET /__admin/stats`. */
+export interface SimulatorStats {
+  requests: number;
+  byRoute: Record<string, Record<string, number>>;
+  rateLimited: number;
+  faults: Record<string, number>;
+  ambiguousCreates: number;
+  tokensIssued: number;
+  webhooksSent: number;
+  webhooksFailed: number;
+}
+
+export function emptyStats(): SimulatorStats {
+  return { requests: 0, byRoute: {}, rateLimited: 0, faults: {}, ambiguousCreates: 0, tokensIssued: 0, webhooksSent: 0, webhooksFailed: 0 };
+}
+
+export function countRoute(stats: SimulatorStats, route: string, status: number | string): void {
+  const byStatus = (stats.byRoute[route] ??= {});
+  const key = String(status);
+  byStatus[key] = (byStatus[key] ?? 0) + 1;
+}
+
+export function cloneStats(stats: SimulatorStats): SimulatorStats {
+  return structuredClone(stats);
+}
