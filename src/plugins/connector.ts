@@ -31,7 +31,7 @@ export interface ConnectorInstance {
   /** Present when the connector can receive records. */
   readonly sink?: RecordSink;
   /** Present when the connector can yield outbound commands (ERP → API). */
-  readonly source?: unknown;
+  readonly source?: CommandSource;
   /** Cheap readiness probe for /readyz; throws when the connector cannot work. */
   check?(signal: AbortSignal): Promise<void>;
   /** Releases every resource. Called once, in reverse order of creation. */
@@ -45,4 +45,55 @@ export interface RecordSink {
    * advance, so it must not resolve before the data is committed.
    */
   write(batch: RecordBatch, signal: AbortSignal): Promise<void>;
+}
+
+/**
+ * One request the ERP put somewhere (a row of a CSV/JSON inbox file, a staging-table row). The
+ * outbound side validates `fields` per command kind; the source only reads and reports.
+ */
+export interface InboundRequest {
+  /** Position in its unit, unique within it: the row number in a file, the staging row id. */
+  ref: string;
+  /** Fields as the ERP wrote them (strings from CSV, typed values from JSON or SQL). */
+  fields: Record<string, unknown>;
+  /** The source could not read this request (malformed CSV line, bad JSON element): written back as its error. */
+  problem?: string;
+}
+
+/** A unit of inbound work: one inbox file, or one claim of staging rows. */
+export interface InboundUnit {
+  /** Stable id of the unit in its source (file name, `claim-<id>`); deterministic for the same input. */
+  id: string;
+  /** Human-readable location for messages (path of the file, table name). */
+  location: string;
+  requests: InboundRequest[];
+}
+
+/** The final outcome of one request, written back to where it came from. */
+export interface InboundResult {
+  ref: string;
+  status: 'done' | 'failed';
+  /** For load creates and updates: the load's reference number and id. */
+  referenceNumber?: string | null;
+  loadId?: string | null;
+  /** Precise error naming the field and value, when failed. */
+  error?: string | null;
+  /** Outbox id of the command, so the ERP can correlate with echo markers on pulled records. */
+  outboxId?: number | null;
+  finishedAt: string;
+}
+
+/**
+ * Capability of a connector that yields outbound commands (ERP → API). The outbound side calls
+ * `take` to read new units, stores every request durably in its outbox, then calls `accepted` so
+ * the source marks the unit as taken (moves the file to `processing/`, sets staging rows to
+ * `queued`) — a unit taken twice (crash between the two) yields no second command, because the
+ * outbox is keyed by ERP key. When every request of a unit has a final outcome, `writeBack` puts
+ * the results where they came from (a result CSV beside the processed file, the staging row's
+ * columns) and retires the unit (`processed/` or `failed/`).
+ */
+export interface CommandSource {
+  take(signal: AbortSignal): Promise<InboundUnit[]>;
+  accepted(unit: InboundUnit, signal: AbortSignal): Promise<void>;
+  writeBack(unitId: string, results: readonly InboundResult[], signal: AbortSignal): Promise<void>;
 }
