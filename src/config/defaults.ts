@@ -11,14 +11,28 @@ export interface DemoConfigOptions {
   stateDir: string;
   /** Folder the demo CSV connector writes to. */
   outputDir: string;
+  /** Where streams without a checkpoint start (the simulator's first record). */
+  initialFrom?: string;
 }
 
 export const DEMO_CONNECTOR = 'demo_csv';
 
 /** Streams each variant serves (bills, support moves, audits, charge codes are main-only, §4). */
 const DEMO_STREAMS: Record<ApiVariant, StreamName[]> = {
-  main: ['loads', 'invoices', 'bills', 'supportMoves', 'customers', 'consignees', 'webhookEvents', 'chargeCodes'],
-  brokerage: ['loads', 'invoices', 'customers', 'consignees', 'webhookEvents'],
+  main: [
+    'loads',
+    'invoices',
+    'bills',
+    'supportMoves',
+    'loadAudits',
+    'customerAudits',
+    'customers',
+    'consignees',
+    'webhookEvents',
+    'chargeCodes',
+    'loadDocumentTypes',
+  ],
+  brokerage: ['loads', 'invoices', 'customers', 'consignees', 'webhookEvents', 'loadDocumentTypes'],
 };
 
 /**
@@ -39,7 +53,16 @@ export function demoConfig(options: DemoConfigOptions): FreightSyncConfig {
     log: { level: 'info', pretty: 'auto' },
     sync: {
       // Every minute, so a demo run shows progress quickly.
-      defaults: { schedule: '*/1 * * * *', pageSize: 50 },
+      // Short lag and lookback: the demo runs against a local simulator within a minute.
+      defaults: {
+        schedule: '*/1 * * * *',
+        pageSize: 50,
+        safetyLag: 'PT2S',
+        lookback: 'PT1M',
+        minWindow: 'PT1S',
+        maxWindow: 'P30D',
+        ...(options.initialFrom ? { initialFrom: options.initialFrom } : {}),
+      },
       streams,
     },
     connectors: {

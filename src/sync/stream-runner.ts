@@ -13,7 +13,7 @@ import type { Logger } from '../util/logger.js';
 import { contentHash } from './content-hash.js';
 import type { RecordBatch, SyncRecord } from './record.js';
 import type { SyncSideTables } from './side-tables.js';
-import type { AnyStreamDefinition, RunPlan } from './stream-definition.js';
+import type { AnyStreamDefinition, RawRecord, RunPlan } from './stream-definition.js';
 
 export interface NamedSink {
   name: string;
@@ -71,6 +71,88 @@ export interface StreamRunSummary {
   error: string | null;
 }
 
+export interface DeliverRequest {
+  definition: AnyStreamDefinition;
+  sinks: readonly NamedSink[];
+  records: readonly RawRecord[];
+  rejected?: readonly RejectedItem[];
+  /** Position part of the batch id (the content digest is appended). */
+  batchId: string;
+  signal: AbortSignal;
+  /** The cursor to commit with the batch; absent for targeted deliveries (webhook refreshes). */
+  checkpoint?: { key: string; cursor: unknown };
+  afterCommit?: ReadonlyArray<(side: SyncSideTables) => Promise<void>>;
+}
+
+export interface DeliverOutcome {
+  delivered: number;
+  upserts: number;
+  deletes: number;
+  unchanged: number;
+  rejected: number;
+}
+
+/**
+ * Delivers raw records of one stream: builds `SyncRecord`s (a record without a key is
+ * quarantined, not dropped silently), drops those whose content the sinks already have, hands
+ * the rest to EVERY sink, and only after all of them acknowledged commits — in one transaction —
+ * the content hashes, the cursor (when given) and the side bookkeeping (design §2.7). Used by
+ * the stream runner for polled pages and by the webhook processor for targeted refreshes, so
+ * both paths deliver exactly alike.
+ */
+export async function deliverBatch(deps: StreamRunDeps, request: DeliverRequest): Promise<DeliverOutcome> {
+  const { definition } = request;
+  const stream = definition.name;
+  const syncedAt = new Date().toISOString();
+  const rejected: RejectedItem[] = [...(request.rejected ?? [])];
+  const records: SyncRecord[] = [];
+  request.records.forEach((data, index) => {
+    try {
+      const op = definition.op(data);
+      records.push({ stream, key: definition.key(data), op, updatedAt: definition.updatedAt(data), data, syncedAt });
+    } catch (error) {
+      rejected.push({ index, raw: data, problem: describeError(error) });
+    }
+  });
+  const hashes = records.map((r) => ({ key: r.key, hash: contentHash(r.op, r.data) }));
+  const changed = new Set(await deps.seen.filterChanged(stream, hashes));
+  // One record per key: the last one read is the newest.
+  const latest = new Map<string, { record: SyncRecord; hash: string }>();
+  records.forEach((record, i) => {
+    if (changed.has(record.key)) latest.set(record.key, { record, hash: hashes[i]!.hash });
+  });
+  const toWrite = [...latest.values()];
+
+  if (toWrite.length > 0) {
+    const digest = createHash('sha1');
+    for (const item of toWrite) digest.update(`${item.record.key}\u0000${item.hash}\u0001`);
+    // Deterministic for the position AND the content: a replayed batch replaces its file, a
+    // different batch at the same position (new content) never overwrites an earlier one.
+    const batch: RecordBatch = {
+      stream,
+      batchId: `${request.batchId}_${digest.digest('hex').slice(0, 12)}`,
+      records: toWrite.map((t) => t.record),
+    };
+    await Promise.all(request.sinks.map((s) => s.sink.write(batch, request.signal)));
+  }
+
+  await deps.db.transaction().execute(async (trx) => {
+    await deps.seen.remember(stream, toWrite.map((t) => ({ key: t.record.key, hash: t.hash })), trx);
+    if (request.checkpoint) await deps.checkpoints.set(request.checkpoint.key, request.checkpoint.cursor, definition.cursorSchema, trx);
+    const side = deps.side.on(trx);
+    if (rejected.length > 0) await side.quarantine(stream, request.batchId, rejected);
+    for (const task of request.afterCommit ?? []) await task(side);
+  });
+  if (rejected.length > 0) {
+    deps.logger.error(
+      { stream, batch: request.batchId, rejected: rejected.slice(0, 5).map((r) => ({ index: r.index, problem: r.problem })) },
+      `${rejected.length} record(s) rejected and quarantined (see rejected_records)`,
+    );
+  }
+  const deletes = toWrite.filter((t) => t.record.op === 'delete').length;
+  return { delivered: toWrite.length, upserts: toWrite.length - deletes, deletes, unchanged: records.length - toWrite.length, rejected: rejected.length };
+}
+
 /** The cursor key of a backfill: separate from the stream's own, so a backfill never moves it. */
 export function backfillCursorKey(stream: string, from: string, to: string): string {
   return `backfill:${stream}:${from}:${to}`;
@@ -114,61 +196,22 @@ export async function runStream(deps: StreamRunDeps, request: StreamRunRequest):
       side: deps.side,
     };
     for await (const chunk of definition.read(env, cursor, plan, request.signal)) {
-      const syncedAt = new Date().toISOString();
-      const rejected: RejectedItem[] = [...chunk.rejected];
-      const records: SyncRecord[] = [];
-      chunk.records.forEach((data, index) => {
-        try {
-          const op = definition.op(data);
-          records.push({ stream, key: definition.key(data), op, updatedAt: definition.updatedAt(data), data, syncedAt });
-        } catch (error) {
-          rejected.push({ index, raw: data, problem: describeError(error) });
-        }
+      const outcome = await deliverBatch(deps, {
+        definition,
+        sinks: request.sinks,
+        records: chunk.records,
+        rejected: chunk.rejected,
+        batchId: chunk.batchId,
+        signal: request.signal,
+        checkpoint: { key: cursorKey, cursor: chunk.cursor },
+        afterCommit: chunk.afterCommit,
       });
-      const hashes = records.map((r) => ({ key: r.key, hash: contentHash(r.op, r.data) }));
-      const changed = new Set(await deps.seen.filterChanged(stream, hashes));
-      // One record per key: the last one read is the newest.
-      const latest = new Map<string, { record: SyncRecord; hash: string }>();
-      records.forEach((record, i) => {
-        if (changed.has(record.key)) latest.set(record.key, { record, hash: hashes[i]!.hash });
-      });
-      const toWrite = [...latest.values()];
-      summary.unchanged += records.length - toWrite.length;
-
-      if (toWrite.length > 0) {
-        const digest = createHash('sha1');
-        for (const item of toWrite) digest.update(`${item.record.key}\u0000${item.hash}\u0001`);
-        // Deterministic for the position AND the content: a replayed batch replaces its file, a
-        // different batch at the same position (new content) never overwrites an earlier one.
-        const batch: RecordBatch = {
-          stream,
-          batchId: `${chunk.batchId}_${digest.digest('hex').slice(0, 12)}`,
-          records: toWrite.map((t) => t.record),
-        };
-        await Promise.all(request.sinks.map((s) => s.sink.write(batch, request.signal)));
-      }
-
-      await deps.db.transaction().execute(async (trx) => {
-        await deps.seen.remember(stream, toWrite.map((t) => ({ key: t.record.key, hash: t.hash })), trx);
-        await deps.checkpoints.set(cursorKey, chunk.cursor, definition.cursorSchema, trx);
-        const side = deps.side.on(trx);
-        if (rejected.length > 0) await side.quarantine(stream, chunk.batchId, rejected);
-        for (const task of chunk.afterCommit ?? []) await task(side);
-      });
-
-      for (const item of toWrite) {
-        if (item.record.op === 'delete') summary.deletes += 1;
-        else summary.upserts += 1;
-      }
-      summary.delivered += toWrite.length;
-      summary.rejected += rejected.length;
+      summary.delivered += outcome.delivered;
+      summary.upserts += outcome.upserts;
+      summary.deletes += outcome.deletes;
+      summary.unchanged += outcome.unchanged;
+      summary.rejected += outcome.rejected;
       summary.pages += chunk.pages;
-      if (rejected.length > 0) {
-        logger.error(
-          { batch: chunk.batchId, rejected: rejected.slice(0, 5).map((r) => ({ index: r.index, problem: r.problem })) },
-          `${rejected.length} record(s) rejected and quarantined (see rejected_records)`,
-        );
-      }
       request.onProgress?.({ stream, records: summary.delivered, pages: summary.pages, position: describePosition(chunk.cursor) });
       if (request.stopSignal?.aborted) {
         summary.status = 'stopped';

@@ -1,6 +1,8 @@
 import type { RegisterCommand } from '../command-context.js';
 import { register as backfill } from './backfill.js';
+import { register as demo } from './demo.js';
 import { register as reset } from './reset.js';
+import { register as run } from './run.js';
 import { register as simulate } from './simulate.js';
 import { register as status } from './status.js';
 import { register as sync } from './sync.js';
@@ -11,10 +13,12 @@ import { register as validateConfig } from './validate-config.js';
  * it works end to end.
  */
 export const commandModules: RegisterCommand[] = [
+  run,
   sync,
   backfill,
   status,
   reset,
   validateConfig,
   simulate,
+  demo,
 ];
