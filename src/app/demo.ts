@@ -71,7 +71,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       const changes = 300;
       await sim.mutate(changes);
       // Changes newer than the safety lag are left for the next pass; wait it out.
-      await new Promise((resolve) => setTimeout(resolve, config.sync.defaults.safetyLag + 500));
+      await new Promise((resolve) => setTimeout(resolve, config.sync.defaults.safetyLag + 1500));
       options.print(`the simulator changed records ${changes} times (updates, creates, deletes, payments); pass 2: incremental sync …\n`);
       secondPass = await runPass(app, { command: 'demo', signal: options.signal });
     } finally {

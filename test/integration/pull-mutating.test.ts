@@ -25,8 +25,9 @@ async function scenario(options: SimOptions) {
   const backfill = await syncOnce(config, dir);
   expect(backfill[0]!.status, backfill[0]!.error ?? '').toBe('ok');
   sim.configure({ mutator: { enabled: false, intervalMs: 100, perTick: 5 } });
-  // Let the last changes fall behind the safety lag before the final pass.
-  await new Promise((r) => setTimeout(r, 2500));
+  // Let the last changes fall behind the safety lag (2 s) plus the 1 s resolution of the
+  // server's Date header before the final pass.
+  await new Promise((r) => setTimeout(r, 3500));
   const final = await syncOnce(config, dir);
   expect(final[0]!.status, final[0]!.error ?? '').toBe('ok');
   const truth = await collectTruth(sim, 'loads');
