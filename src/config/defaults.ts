@@ -48,6 +48,8 @@ export function demoConfig(options: DemoConfigOptions): FreightSyncConfig {
       variant: options.variant,
       baseUrl: options.baseUrl,
       auth: { clientId: options.clientId, clientSecret: options.clientSecret },
+      // The simulator runs on loopback without a rate limit: no need to pace at production rates.
+      rateLimit: { requestsPerSecond: 200, maxInFlight: 4 },
     },
     state: { path: path.resolve(options.stateDir, 'freight-sync.sqlite') },
     log: { level: 'info', pretty: 'auto' },
