@@ -4,6 +4,11 @@ import { scrubSecrets } from '../util/secrets.js';
 import { EXIT_WORK_FAILED } from './exit-codes.js';
 import { main } from './main.js';
 
+// Benchmarks read the process's peak memory from this line (resourceUsage reports KiB on Linux).
+if (process.env.FREIGHT_SYNC_REPORT_RSS === '1') {
+  process.on('exit', () => process.stderr.write(`freight-sync: peak-rss-kib=${process.resourceUsage().maxRSS}\n`));
+}
+
 main(process.argv).then(
   (code) => {
     process.exitCode = code;

@@ -63,11 +63,19 @@ export interface StreamDefinition<TCursor = unknown, TOptions = Record<string, u
   readonly optionsSchema: z.ZodType<TOptions>;
   readonly cursorSchema: z.ZodType<TCursor>;
   /** How the stream moves forward, for docs and `status`. */
-  readonly cursorKind: 'updatedAt keyset' | 'updatedAt closed windows' | 'createdAt windows' | 'billing-date windows + re-poll' | 'snapshot';
+  readonly cursorKind: 'updatedAt keyset' | 'updatedAt closed windows' | 'createdAt windows' | 'billing-date windows + re-poll' | 'snapshot' | 'webhook push';
+  /** Fed only by the webhook receiver (src/webhooks): the scheduler and sync passes skip it. */
+  readonly pushOnly?: boolean;
   key(record: RawRecord): string;
   op(record: RawRecord): RecordOp;
   updatedAt(record: RawRecord): string | null;
   read(env: StreamEnv<TOptions>, cursor: TCursor | undefined, plan: RunPlan, signal: AbortSignal): AsyncIterable<Chunk<TCursor>>;
+  /**
+   * True when producing a chunk reads state that the previous chunk's commit writes (invoices:
+   * the re-poll reads the invoice index the billing windows fill). Such a stream is not read
+   * ahead; every other stream fetches its next page while the current one is being delivered.
+   */
+  readonly dependsOnCommits?: boolean;
   /** The cursor that makes the next run start at `at` (minus the lookback); null: no position (snapshots). */
   resetCursor(variant: ApiVariant, at: string): TCursor | null;
 }

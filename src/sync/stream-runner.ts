@@ -9,8 +9,11 @@ import type { SeenRecords } from '../state/seen-records.js';
 import type { StateTables } from '../state/tables.js';
 import { isAbortError } from '../util/abort.js';
 import { describeError } from '../util/errors.js';
+import { KeyedMutex } from '../util/keyed-mutex.js';
 import type { Logger } from '../util/logger.js';
 import { contentHash } from './content-hash.js';
+import { readAhead } from './read-ahead.js';
+import { markEchoes } from '../outbound/echo-marks.js';
 import type { RecordBatch, SyncRecord } from './record.js';
 import type { SyncSideTables } from './side-tables.js';
 import type { AnyStreamDefinition, RawRecord, RunPlan } from './stream-definition.js';
@@ -101,12 +104,25 @@ export interface DeliverOutcome {
  * both paths deliver exactly alike.
  */
 export async function deliverBatch(deps: StreamRunDeps, request: DeliverRequest): Promise<DeliverOutcome> {
+  // Polling and webhook refreshes of one stream may deliver at the same time. Between the
+  // content-hash check and its commit both would see a record as new and write it twice, so
+  // batches of one stream (per state database) go one at a time.
+  let mutex = deliveryLocks.get(deps.db);
+  if (!mutex) deliveryLocks.set(deps.db, (mutex = new KeyedMutex()));
+  return mutex.run(request.definition.name, () => deliverBatchNow(deps, request));
+}
+
+const deliveryLocks = new WeakMap<object, KeyedMutex>();
+
+async function deliverBatchNow(deps: StreamRunDeps, request: DeliverRequest): Promise<DeliverOutcome> {
   const { definition } = request;
   const stream = definition.name;
   const syncedAt = new Date().toISOString();
   const rejected: RejectedItem[] = [...(request.rejected ?? [])];
   const records: SyncRecord[] = [];
-  request.records.forEach((data, index) => {
+  // Loads this daemon created or changed carry `_freightSync` (src/outbound/echo-marks.ts).
+  const raw = definition.name === 'loads' ? await markEchoes(deps.db, request.records) : request.records;
+  raw.forEach((data, index) => {
     try {
       const op = definition.op(data);
       records.push({ stream, key: definition.key(data), op, updatedAt: definition.updatedAt(data), data, syncedAt });
@@ -195,7 +211,8 @@ export async function runStream(deps: StreamRunDeps, request: StreamRunRequest):
       logger,
       side: deps.side,
     };
-    for await (const chunk of definition.read(env, cursor, plan, request.signal)) {
+    const chunks = definition.read(env, cursor, plan, request.signal);
+    for await (const chunk of definition.dependsOnCommits ? chunks : readAhead(chunks)) {
       const outcome = await deliverBatch(deps, {
         definition,
         sinks: request.sinks,
@@ -245,7 +262,8 @@ export async function runStream(deps: StreamRunDeps, request: StreamRunRequest):
   return summary;
 }
 
-function describePosition(cursor: unknown): string | null {
+/** Where a cursor stands (ISO time): the window being read, else the high-water mark. Also used for checkpoint-lag metrics. */
+export function describePosition(cursor: unknown): string | null {
   if (!cursor || typeof cursor !== 'object') return null;
   const c = cursor as { window?: { lower?: string; from?: string; to?: string } | null; highWater?: string | null; billing?: unknown };
   if (c.billing) return describePosition(c.billing);

@@ -7,6 +7,7 @@ import { readClosedWindows, windowCursorSchema, type WindowCursor } from '../str
 import { keysetCursorSchema, readKeyset, type KeysetCursor } from '../strategies/keyset.js';
 import { z } from 'zod';
 import { deletedFlagOp, noOptions, requireKey, stringField } from './common.js';
+import { CustomerDirectory } from '../../outbound/customer-directory.js';
 
 type CustomerCursor = KeysetCursor | WindowCursor;
 
@@ -33,6 +34,11 @@ function customerLikeStream(name: 'customers' | 'consignees'): StreamDefinition<
     resetCursor: (variant, at) =>
       variant === 'main' ? { mode: 'keyset', highWater: at, window: null } : { mode: 'window', highWater: at, spanMs: null, window: null },
     read(env, cursor, plan, signal): AsyncIterable<Chunk<CustomerCursor>> {
+      return withDirectory(name, readChunks(env, cursor, plan, signal));
+    },
+  };
+
+  function readChunks(...[env, cursor, plan, signal]: Parameters<StreamDefinition<CustomerCursor, Record<string, never>>['read']>): AsyncIterable<Chunk<CustomerCursor>> {
       if (env.variant === 'main') {
         return readKeyset(
           name,
@@ -61,8 +67,18 @@ function customerLikeStream(name: 'customers' | 'consignees'): StreamDefinition<
         plan,
         signal,
       );
-    },
-  };
+  }
+}
+
+/**
+ * Every delivered customer/consignee also lands in the outbound customer directory, in the same
+ * transaction as the checkpoint, so ERP codes in outbound commands resolve to API ids.
+ */
+async function* withDirectory(name: 'customers' | 'consignees', chunks: AsyncIterable<Chunk<CustomerCursor>>): AsyncIterable<Chunk<CustomerCursor>> {
+  for await (const chunk of chunks) {
+    const remember = async (side: { db: ConstructorParameters<typeof CustomerDirectory>[0] }) => new CustomerDirectory(side.db).remember(name, chunk.records);
+    yield { ...chunk, afterCommit: [...(chunk.afterCommit ?? []), remember] };
+  }
 }
 
 export const customersStream = customerLikeStream('customers');

@@ -8,6 +8,8 @@ import { loadsStream } from './loads.js';
 import { chargeCodesStream, loadDocumentTypesStream } from './reference-data.js';
 import { supportMovesStream } from './support-moves.js';
 import { webhookEventsStream } from './webhook-events.js';
+import { eventsStream } from './events.js';
+import { loadDocumentsStream } from './load-documents.js';
 
 /** Every stream, in the order a sync pass runs them (loads first: they feed invoice gap-fill). */
 export const STREAMS: readonly AnyStreamDefinition[] = [
@@ -22,6 +24,8 @@ export const STREAMS: readonly AnyStreamDefinition[] = [
   webhookEventsStream,
   chargeCodesStream,
   loadDocumentTypesStream,
+  eventsStream,
+  loadDocumentsStream,
 ];
 
 export function streamByName(name: StreamName): AnyStreamDefinition {

@@ -16,6 +16,7 @@ export const invoicesStream: StreamDefinition<InvoiceCursor, z.infer<typeof invo
   optionsSchema: invoiceOptions,
   cursorSchema: invoiceCursorSchema,
   cursorKind: 'billing-date windows + re-poll',
+  dependsOnCommits: true,
   key: (record) => requireKey('invoices', record, '_id'),
   op: upsertOrRemovedOp,
   updatedAt: (record) => stringField(record, 'updatedAt', 'billingDate'),

@@ -1,0 +1,91 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { openApp } from '../src/app/app-context.js';
+import { runPass } from '../src/app/sync-pass.js';
+import { parseConfig } from '../src/config/parse-config.js';
+import { startSimulator } from '../src/simulator/index.js';
+import { silentLogger } from '../src/util/logger.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+export interface SideBySideResult {
+  loads: number;
+  bareSeconds: number;
+  bareRecordsPerSecond: number;
+  engineSeconds: number;
+  engineRecordsPerSecond: number;
+  ratio: number;
+}
+
+/**
+ * The engine against a bare fetch-and-parse loop over the same pages, in the same process, on
+ * the same simulator: what the engine's safety (validation, hashing, dedup, checkpoints in
+ * SQLite) costs compared with the least a client could do.
+ */
+export async function benchSideBySide(loads: number): Promise<SideBySideResult> {
+  const sim = await startSimulator({ variant: 'main', seed: 5, loads });
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'freight-sync-side-'));
+  try {
+    const to = new Date(sim.now().getTime() - 5000).toISOString();
+    // Bare loop: token, then keyset pages with fetch + JSON.parse, nothing else.
+    const bareStart = process.hrtime.bigint();
+    const tokenAnswer = (await (
+      await fetch(`${sim.baseUrl}/retrieve-token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ clientId: sim.options.clientId, clientSecret: sim.options.clientSecret }),
+      })
+    ).json()) as { data: { access_token: string } };
+    let from = sim.options.dataStart;
+    let seen = 0;
+    let skip = 0;
+    for (;;) {
+      const query = new URLSearchParams({ updatedAtFrom: from, updatedAtTo: to, sortBy: JSON.stringify({ updatedAt: 1 }), skip: String(skip), limit: '50', isIncludeDeleted: 'true' });
+      const response = await fetch(`${sim.baseUrl}/loads?${query}`, { headers: { authorization: `Bearer ${tokenAnswer.data.access_token}` } });
+      const page = JSON.parse(await response.text()) as { data: Array<{ updatedAt: string }> };
+      seen += page.data.length;
+      if (page.data.length < 50) break;
+      const last = page.data[page.data.length - 1]!.updatedAt;
+      skip = last === from ? skip + 50 : page.data.filter((l) => l.updatedAt === last).length;
+      from = last;
+    }
+    const bareSeconds = Number(process.hrtime.bigint() - bareStart) / 1e9;
+
+    const config = parseConfig(
+      {
+        api: {
+          variant: 'main',
+          baseUrl: sim.baseUrl,
+          auth: { clientId: sim.options.clientId, clientSecret: sim.options.clientSecret },
+          rateLimit: { requestsPerSecond: 100_000, maxInFlight: 1 },
+        },
+        state: { path: path.join(dir, 'state.sqlite') },
+        log: { level: 'silent' },
+        sync: { defaults: { initialFrom: sim.options.dataStart }, streams: { loads: { enabled: true, sinks: ['out'] } } },
+        connectors: { out: { module: path.resolve(here, 'null-sink.js') } },
+      },
+      { source: 'bench', baseDir: dir },
+    );
+    const app = await openApp({ config, filePath: path.join(dir, 'bench.yaml'), baseDir: dir }, { logger: silentLogger(), withConnectors: true });
+    const engineStart = process.hrtime.bigint();
+    try {
+      await runPass(app, { command: 'bench', backfill: { from: sim.options.dataStart, to }, signal: new AbortController().signal });
+    } finally {
+      await app.close();
+    }
+    const engineSeconds = Number(process.hrtime.bigint() - engineStart) / 1e9;
+    return {
+      loads: seen,
+      bareSeconds,
+      bareRecordsPerSecond: seen / bareSeconds,
+      engineSeconds,
+      engineRecordsPerSecond: seen / engineSeconds,
+      ratio: bareSeconds / engineSeconds,
+    };
+  } finally {
+    await sim.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}

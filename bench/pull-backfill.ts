@@ -1,0 +1,119 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { stringify } from 'yaml';
+import { startSimulator } from '../src/simulator/index.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const CLI = path.resolve(here, '../src/cli/bin.js');
+
+export interface BackfillBenchResult {
+  loads: number;
+  sink: string;
+  seconds: number;
+  recordsPerSecond: number;
+  requests: number;
+  /** Requests per record divided by the minimum (one request per full page). */
+  requestsPerRecordRatio: number;
+  rateLimited: number;
+  share429: number;
+  achievedRequestsPerSecond: number;
+  peakRssMiB: number;
+  delivered: number;
+}
+
+/**
+ * A `freight-sync backfill` of the loads stream as a child process (so its peak RSS is its own)
+ * against an in-process simulator on loopback.
+ */
+export async function benchBackfill(options: {
+  loads: number;
+  sink: 'csv' | 'null';
+  rateLimit?: number;
+  clientRate?: number;
+}): Promise<BackfillBenchResult> {
+  const sim = await startSimulator({
+    variant: 'main',
+    seed: 99,
+    loads: options.loads,
+    rateLimit: options.rateLimit ? { requestsPerSecond: options.rateLimit, burst: options.rateLimit } : null,
+  });
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'freight-sync-bench-'));
+  try {
+    const connectors =
+      options.sink === 'null'
+        ? { out: { module: path.resolve(here, 'null-sink.js') } }
+        : {
+            out: {
+              type: 'csv',
+              options: { directory: path.join(dir, 'out') },
+              // A slim mapping: the benchmark measures the engine, not how fast the disk takes _raw.
+              mappings: {
+                loads: {
+                  table: 'loads',
+                  key: ['record_key'],
+                  columns: [
+                    { name: 'record_key', path: '$key' },
+                    { name: 'status', path: 'status' },
+                    { name: 'caller', path: 'callerName' },
+                    { name: 'container_no', path: 'containerNo' },
+                    { name: 'total', path: 'totalAmount', transform: 'number' },
+                  ],
+                },
+              },
+            },
+          };
+    const configFile = path.join(dir, 'bench.yaml');
+    fs.writeFileSync(
+      configFile,
+      stringify({
+        api: {
+          variant: 'main',
+          baseUrl: sim.baseUrl,
+          auth: { clientId: sim.options.clientId, clientSecret: sim.options.clientSecret },
+          rateLimit: { requestsPerSecond: options.clientRate ?? 100_000, maxInFlight: 1, adaptive: true },
+        },
+        state: { path: path.join(dir, 'state.sqlite') },
+        log: { level: 'warn', pretty: false },
+        sync: { defaults: { initialFrom: sim.options.dataStart, safetyLag: 'PT2S' }, streams: { loads: { enabled: true, sinks: ['out'] } } },
+        connectors,
+      }),
+    );
+    sim.resetStats();
+    const to = new Date(sim.now().getTime() - 5000).toISOString();
+    const started = process.hrtime.bigint();
+    const child = spawn(process.execPath, [CLI, 'backfill', '--from', sim.options.dataStart, '--to', to, '-c', configFile], {
+      env: { ...process.env, FREIGHT_SYNC_REPORT_RSS: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    if (code !== 0) throw new Error(`backfill exited ${code}: ${stderr.slice(-2000)}`);
+    const rss = /peak-rss-kib=(\d+)/.exec(stderr);
+    const delivered = Number(/loads\s+ok\s+(\d+)/.exec(stdout)?.[1] ?? NaN);
+    const stats = sim.stats();
+    const minimum = Math.ceil(options.loads / 50);
+    return {
+      loads: options.loads,
+      sink: options.sink,
+      seconds,
+      recordsPerSecond: options.loads / seconds,
+      requests: stats.requests,
+      requestsPerRecordRatio: stats.requests / minimum,
+      rateLimited: stats.rateLimited,
+      share429: stats.rateLimited / Math.max(1, stats.requests),
+      achievedRequestsPerSecond: stats.requests / seconds,
+      peakRssMiB: rss ? Number(rss[1]) / 1024 : NaN,
+      delivered,
+    };
+  } finally {
+    await sim.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,112 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { renderTable } from '../src/cli/table.js';
+import { benchSideBySide } from './bare-loop.js';
+import { describeMachine } from './machine.js';
+import { benchBackfill, type BackfillBenchResult } from './pull-backfill.js';
+
+/**
+ * `npm run bench`: every benchmark of the project in one table, printed and saved to
+ * bench/results.md with the machine's description. `--quick` runs smaller sizes (minutes
+ * instead of tens of minutes). Speed and memory goals live here, not in timed tests.
+ */
+const here = path.dirname(fileURLToPath(import.meta.url));
+const quick = process.argv.includes('--quick');
+const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
+const wanted = (name: string) => !only || only.includes(name);
+
+interface Section {
+  title: string;
+  table: string;
+  notes?: string;
+}
+const sections: Section[] = [];
+const log = (text: string) => process.stderr.write(`${text}\n`);
+const fixed = (n: number, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
+
+async function main(): Promise<void> {
+  const startedAt = new Date();
+  const machine = describeMachine();
+  log(`machine: ${machine}`);
+
+  if (wanted('scaling')) {
+    const sizes = quick ? [10_000, 100_000] : [10_000, 100_000, 1_000_000];
+    const rows: BackfillBenchResult[] = [];
+    for (const loads of sizes) {
+      log(`backfill of ${loads} loads, no rate limit, CSV sink …`);
+      rows.push(await benchBackfill({ loads, sink: 'csv' }));
+    }
+    sections.push({
+      title: 'Pull: backfill of N loads, no rate limit, CSV sink (child process; goals: requests/record ÷ minimum ≤ 1.05, peak RSS ≤ 200 MB and flat in N)',
+      table: renderTable(
+        ['loads', 'seconds', 'records/s', 'requests', 'req/record ÷ min', 'peak RSS MiB', 'delivered'],
+        rows.map((r) => [r.loads, fixed(r.seconds, 1), Math.round(r.recordsPerSecond), r.requests, fixed(r.requestsPerRecordRatio, 3), fixed(r.peakRssMiB, 0), r.delivered]),
+      ),
+    });
+  }
+
+  if (wanted('ratelimit')) {
+    const loads = quick ? 10_000 : 30_000;
+    log(`backfill of ${loads} loads at a 10 req/s server limit …`);
+    const atLimit = await benchBackfill({ loads, sink: 'null', rateLimit: 10, clientRate: 10 });
+    log(`… and with the client configured at 20 req/s (adaptive) against the same limit …`);
+    const over = await benchBackfill({ loads: Math.round(loads / 2), sink: 'null', rateLimit: 10, clientRate: 20 });
+    sections.push({
+      title: 'Pull at a 10 req/s server limit (goals: achieved ÷ limit ≥ 0.95, 429 share < 1%)',
+      table: renderTable(
+        ['client rate setting', 'loads', 'seconds', 'requests', 'achieved req/s ÷ limit', '429s', '429 share'],
+        [
+          ['10 req/s (= limit)', atLimit.loads, fixed(atLimit.seconds, 1), atLimit.requests, fixed(atLimit.achievedRequestsPerSecond / 10, 3), atLimit.rateLimited, `${fixed(atLimit.share429 * 100)}%`],
+          ['20 req/s, adaptive', over.loads, fixed(over.seconds, 1), over.requests, fixed(over.achievedRequestsPerSecond / 10, 3), over.rateLimited, `${fixed(over.share429 * 100)}%`],
+        ],
+      ),
+    });
+  }
+
+  if (wanted('sidebyside')) {
+    const loads = quick ? 20_000 : 100_000;
+    log(`engine vs bare fetch-and-parse loop over ${loads} loads …`);
+    const r = await benchSideBySide(loads);
+    sections.push({
+      title: 'Engine vs a bare fetch-and-parse loop, same process, same pages (goal: ratio ≥ 0.8)',
+      table: renderTable(
+        ['loads', 'bare s', 'bare records/s', 'engine s', 'engine records/s', 'ratio'],
+        [[r.loads, fixed(r.bareSeconds, 1), Math.round(r.bareRecordsPerSecond), fixed(r.engineSeconds, 1), Math.round(r.engineRecordsPerSecond), fixed(r.ratio, 3)]],
+      ),
+      notes: 'The engine validates every record, hashes it, checks and stores the hash in SQLite, and commits a checkpoint per page; the bare loop does none of that.',
+    });
+  }
+
+  // Benchmarks contributed by the connectors and outbound modules, when present.
+  for (const [name, file, exportName] of [
+    ['sql', 'sql-upsert.js', 'benchSqlUpsert'],
+    ['outbound', 'outbound.js', 'benchOutbound'],
+  ] as const) {
+    if (!wanted(name)) continue;
+    const modulePath = path.join(here, file);
+    if (!fs.existsSync(modulePath)) continue;
+    log(`${name} benchmark …`);
+    const module = (await import(pathToFileURL(modulePath).href)) as Record<string, (opts: { quick: boolean }) => Promise<{ title: string; headers: string[]; rows: Array<Array<string | number>>; notes?: string }>>;
+    const run = module[exportName];
+    if (!run) continue;
+    try {
+      const result = await run({ quick });
+      sections.push({ title: result.title, table: renderTable(result.headers, result.rows), notes: result.notes });
+    } catch (error) {
+      sections.push({ title: `${name}: FAILED`, table: `${error instanceof Error ? error.message : String(error)}\n` });
+    }
+  }
+
+  const body = sections.map((s) => `### ${s.title}\n\n\`\`\`\n${s.table}\`\`\`\n${s.notes ? `\n${s.notes}\n` : ''}`).join('\n');
+  const report = `# Benchmark results\n\n${startedAt.toISOString()} — ${machine}${quick ? ' — quick sizes' : ''}\n\nCommand: \`npm run bench${quick ? ' -- --quick' : ''}\`\n\n${body}`;
+  process.stdout.write(`\n${report}\n`);
+  const resultsFile = path.resolve(here, '../../bench/results.md');
+  fs.writeFileSync(resultsFile, report);
+  log(`saved ${path.relative(process.cwd(), resultsFile)}`);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bench failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+  process.exitCode = 1;
+});
