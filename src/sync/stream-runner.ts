@@ -235,6 +235,7 @@ export async function runStream(deps: StreamRunDeps, request: StreamRunRequest):
         break;
       }
     }
+    if (plan.mode === 'backfill' && summary.status === 'ok') await seedIncrementalCheckpoint(deps, definition, cursorKey, plan);
     if (summary.rejected > 0 && summary.status === 'ok') {
       summary.status = 'failed';
       summary.error = `${summary.rejected} record(s) rejected (quarantined in rejected_records)`;
@@ -263,6 +264,28 @@ export async function runStream(deps: StreamRunDeps, request: StreamRunRequest):
 }
 
 /** Where a cursor stands (ISO time): the window being read, else the high-water mark. Also used for checkpoint-lag metrics. */
+export /**
+ * A finished backfill that started at or before the stream's `initialFrom` covered everything the
+ * first incremental run would read: when the stream has no checkpoint yet, it starts where the
+ * backfill ended instead of reading the whole history a second time.
+ */
+async function seedIncrementalCheckpoint(deps: StreamRunDeps, definition: AnyStreamDefinition, cursorKey: string, plan: RunPlan): Promise<void> {
+  const finished = await deps.checkpoints.get(cursorKey, definition.cursorSchema);
+  const reached = finishedAt(finished);
+  if (!reached || !plan.from || Date.parse(plan.from) > Date.parse(plan.initialFrom)) return;
+  if ((await deps.checkpoints.list()).some((entry) => entry.stream === definition.name)) return;
+  const seed = definition.resetCursor(deps.client.variant, reached);
+  if (seed !== null) await deps.checkpoints.set(definition.name, seed, definition.cursorSchema);
+}
+
+/** The end of a completed range, or undefined while a range is still being read. */
+function finishedAt(cursor: unknown): string | undefined {
+  if (!cursor || typeof cursor !== 'object') return undefined;
+  const c = cursor as { window?: unknown; highWater?: string | null; billing?: unknown };
+  if (c.billing) return finishedAt(c.billing);
+  return c.window === null && c.highWater ? c.highWater : undefined;
+}
+
 export function describePosition(cursor: unknown): string | null {
   if (!cursor || typeof cursor !== 'object') return null;
   const c = cursor as { window?: { lower?: string; from?: string; to?: string } | null; highWater?: string | null; billing?: unknown };

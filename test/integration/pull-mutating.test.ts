@@ -22,7 +22,8 @@ async function scenario(options: SimOptions) {
   sim = await startSim({ loads: LOADS, seed: 11, mutator: { enabled: true, intervalMs: 100, perTick: 5 }, ...options });
   const dir = tempDir(`pull-${options.variant}`);
   const config = pullConfig({ sim, dir, streams: ['loads'] });
-  const backfill = await syncOnce(config, dir);
+  // `backfill` over the whole history while the mutator runs, then one incremental `sync`.
+  const backfill = await syncOnce(config, dir, { backfill: { from: sim.options.dataStart, to: new Date(sim.now().getTime() + 60_000).toISOString() } });
   expect(backfill[0]!.status, backfill[0]!.error ?? '').toBe('ok');
   sim.configure({ mutator: { enabled: false, intervalMs: 100, perTick: 5 } });
   // Let the last changes fall behind the safety lag (2 s) plus the 1 s resolution of the
