@@ -2,16 +2,15 @@ import { access, mkdir } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import path from 'node:path';
 import type { ConnectorContext, ConnectorFactory, ConnectorInstance } from '../../src/plugins/connector.js';
+import { LocalTarget } from '../file-drop/local-target.js';
+import { removeStaleTempFiles } from '../file-drop/retention.js';
+import { STALE_TEMP_MS } from '../file-drop/index.js';
 import { CsvSink } from './csv-sink.js';
-import { removeStaleTempFiles } from './retention.js';
 import { csvOptionsSchema, type CsvOptions } from './options.js';
 
 export { csvOptionsSchema, type CsvOptions, type CsvOptionsInput } from './options.js';
 export { CsvSink } from './csv-sink.js';
-export { safeFileComponent, dataFileName, errorsFileName } from './file-names.js';
-
-/** Temp files older than this at start-up are leftovers of a crash (no write takes an hour). */
-const STALE_TEMP_MS = 3_600_000;
+export { safeFileComponent, dataFileName, errorsFileName } from '../file-drop/file-names.js';
 
 /** The CSV drop connector: one RFC 4180 file per batch per table, written atomically. */
 export const csvConnector: ConnectorFactory<CsvOptions> = {
@@ -25,7 +24,7 @@ export const csvConnector: ConnectorFactory<CsvOptions> = {
       sink,
       async init() {
         await mkdir(directory, { recursive: true });
-        const removed = await removeStaleTempFiles(directory, STALE_TEMP_MS);
+        const removed = await removeStaleTempFiles(new LocalTarget(), directory, STALE_TEMP_MS);
         if (removed.length > 0) logger.warn({ directory, removed }, 'removed temp files left by an earlier crash');
       },
       async check() {

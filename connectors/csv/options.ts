@@ -1,41 +1,15 @@
 import { z } from 'zod';
+import { checkCsvFormat, csvFormatShape } from '../file-drop/format-options.js';
 
-/** Options of a `type: csv` connector (`connectors.<name>.options`). */
+/** Options of a `type: csv` connector (`connectors.<name>.options`): a folder plus the shared CSV format. */
 export const csvOptionsSchema = z
   .object({
     /** Output folder; relative paths resolve against the config file's folder. */
     directory: z.string().min(1),
-    delimiter: z.string().min(1).max(4).default(','),
-    /** Byte order mark at the start of each file (utf8 and utf16le only; latin1 has none). */
-    bom: z.boolean().default(false),
-    /** RFC 4180 says CRLF. */
-    lineEnding: z.enum(['lf', 'crlf']).default('crlf'),
-    quote: z.string().length(1).default('"'),
-    /** `auto` quotes only fields that need it (delimiter, quote, CR or LF inside). */
-    quoted: z.enum(['auto', 'all']).default('auto'),
-    encoding: z.enum(['utf8', 'utf16le', 'latin1']).default('utf8'),
-    header: z.boolean().default(true),
-    /** Written after the data file is in place: `<file>.done` (empty) or `<file>.manifest.json`. */
-    marker: z.enum(['none', 'done', 'manifest']).default('none'),
-    retention: z
-      .object({
-        maxAgeDays: z.number().positive().optional(),
-        maxFiles: z.number().int().positive().optional(),
-      })
-      .strict()
-      .optional(),
-    /**
-     * What to do with a record that fails to map: `file` writes it to `<table>__<batch>.errors.csv`
-     * and acknowledges the batch; `fail` rejects the whole batch (the stream stops until fixed).
-     */
-    onMappingError: z.enum(['file', 'fail']).default('file'),
+    ...csvFormatShape,
   })
   .strict()
-  .superRefine((options, ctx) => {
-    if (options.delimiter === options.quote) ctx.addIssue({ code: 'custom', path: ['delimiter'], message: 'must differ from quote' });
-    if (/[\r\n]/.test(options.delimiter)) ctx.addIssue({ code: 'custom', path: ['delimiter'], message: 'must not contain CR or LF' });
-    if (options.bom && options.encoding === 'latin1') ctx.addIssue({ code: 'custom', path: ['bom'], message: 'latin1 has no byte order mark' });
-  });
+  .superRefine(checkCsvFormat);
 
 export type CsvOptions = z.output<typeof csvOptionsSchema>;
 export type CsvOptionsInput = z.input<typeof csvOptionsSchema>;

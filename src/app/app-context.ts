@@ -12,6 +12,7 @@ import { SeenRecords } from '../state/seen-records.js';
 import type { StateTables } from '../state/tables.js';
 import { SqlTokenStore } from '../state/token-repository.js';
 import { UsageError } from '../util/errors.js';
+import { OpsMetrics } from '../ops/metrics.js';
 import type { Logger } from '../util/logger.js';
 import { SyncSideTables } from '../sync/side-tables.js';
 import type { NamedSink, StreamRunDeps } from '../sync/stream-runner.js';
@@ -34,6 +35,8 @@ export interface AppContext {
   streams: ResolvedStream[];
   connectors: ConnectorSet | undefined;
   deps: StreamRunDeps;
+  /** Prometheus metrics on a dedicated registry (served by the ops server in `run`). */
+  metrics: OpsMetrics;
   sinksFor(stream: ResolvedStream): NamedSink[];
   close(): Promise<void>;
 }
@@ -44,6 +47,8 @@ export interface OpenAppOptions {
   withConnectors: boolean;
   /** Limit to these streams (`--stream`). */
   streams?: readonly string[];
+  /** Also create the outbound source connectors (default: when outbound is enabled). */
+  withSources?: boolean;
   signal?: AbortSignal;
 }
 
@@ -64,6 +69,7 @@ export async function openApp(loaded: LoadedConfig, options: OpenAppOptions): Pr
     const db = openStateDatabase(config.state.path);
     cleanups.push(() => db.destroy());
     await migrateToLatest(db, { location: config.state.path });
+    const metrics = new OpsMetrics();
 
     const client = new ApiClient({
       baseUrl: config.api.baseUrl,
@@ -81,12 +87,14 @@ export async function openApp(loaded: LoadedConfig, options: OpenAppOptions): Pr
         maxDelayMs: config.api.retry.maxDelay,
       },
       userAgent: config.api.userAgent,
+      events: metrics.apiClientEvents(),
     });
     cleanups.push(() => client.close());
 
     let connectors: ConnectorSet | undefined;
     if (options.withConnectors) {
       const needed = new Set(streams.flatMap((s) => s.sinks));
+      if (options.withSources ?? config.outbound.enabled) for (const name of config.outbound.sources) needed.add(name);
       const block = Object.fromEntries(Object.entries(config.connectors).filter(([name]) => needed.has(name)));
       connectors = await createConnectors(block, {
         baseDir: loaded.baseDir,
@@ -104,6 +112,13 @@ export async function openApp(loaded: LoadedConfig, options: OpenAppOptions): Pr
     const runs = new RunHistory(db);
     const side = new SyncSideTables(db);
     const deps: StreamRunDeps = { db, checkpoints, seen, runs, side, client, logger: options.logger };
+    metrics.bind({
+      db,
+      checkpoints,
+      streams: streams.filter((s) => !s.definition.pushOnly).map((s) => s.definition.name),
+      now: () => client.clock.now(),
+      apiStats: client.stats,
+    });
     return {
       config,
       baseDir: loaded.baseDir,
@@ -117,12 +132,13 @@ export async function openApp(loaded: LoadedConfig, options: OpenAppOptions): Pr
       streams,
       connectors,
       deps,
+      metrics,
       sinksFor(stream) {
         return stream.sinks.map((name) => {
           const handle = connectors?.get(name);
           const sink = handle?.instance.sink;
           if (!sink) throw new UsageError(`sync.streams.${stream.definition.name}.sinks: connector ${name} cannot receive records (no sink capability)`);
-          return { name, sink };
+          return { name, sink: metrics.observeSink(stream.definition.name, name, sink) };
         });
       },
       close,

@@ -42,7 +42,7 @@ export async function runDaemon(
       app.logger.info({ service: service.name }, 'service started');
     }
     scheduler.start();
-    app.logger.info({ streams: app.streams.map((s) => `${s.definition.name} (${s.settings.schedule})`) }, 'daemon running');
+    app.logger.info({ streams: app.streams.map((s) => (s.definition.pushOnly ? `${s.definition.name} (webhook push)` : `${s.definition.name} (${s.settings.schedule})`)) }, 'daemon running');
     await new Promise<void>((resolve) => {
       if (options.stopSignal.aborted) resolve();
       else options.stopSignal.addEventListener('abort', () => resolve(), { once: true });

@@ -29,6 +29,8 @@ export class StreamScheduler {
 
   start(): void {
     for (const stream of this.app.streams) {
+      // Push-only streams (events, loadDocuments) have nothing to poll; webhooks feed them.
+      if (stream.definition.pushOnly) continue;
       const task = cron.schedule(stream.settings.schedule, () => this.trigger(stream, 'schedule'), {
         name: `stream:${stream.definition.name}`,
         timezone: 'UTC',

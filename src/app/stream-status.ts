@@ -1,4 +1,5 @@
 import type { AppContext } from './app-context.js';
+import { collectOutboundStatus, type OutboundStatus } from '../outbound/outbound-status.js';
 
 export interface StreamStatus {
   stream: string;
@@ -21,6 +22,7 @@ export interface SyncStatusReport {
   clock: 'server' | 'local';
   streams: StreamStatus[];
   invoices: { open: number; gapFillCandidates: number };
+  outbound: OutboundStatus;
 }
 
 function checkpointPosition(cursor: unknown): { at: string | null; inProgress: boolean } {
@@ -67,5 +69,6 @@ export async function collectStatus(app: AppContext, serverNow?: Date): Promise<
     clock: serverNow ? 'server' : 'local',
     streams,
     invoices: { open: await app.side.countOpenInvoices(), gapFillCandidates: await app.side.countInvoiceCandidates() },
+    outbound: await collectOutboundStatus(app.db),
   };
 }

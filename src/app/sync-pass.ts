@@ -20,6 +20,7 @@ export async function runPass(app: AppContext, options: PassOptions): Promise<St
   const summaries: StreamRunSummary[] = [];
   for (const stream of app.streams) {
     if (options.stopSignal?.aborted || options.signal.aborted) break;
+    if (stream.definition.pushOnly) continue;
     const plan = options.backfill ? backfillPlan(stream.settings, options.backfill.from, options.backfill.to) : incrementalPlan(stream.settings);
     const summary = await runStream(app.deps, {
       definition: stream.definition,

@@ -28,7 +28,7 @@ export async function prepareCommand(command: Command): Promise<CommandRuntime> 
 /** Opens the app for the command, runs `work`, and always closes it. */
 export async function withApp<T>(
   runtime: CommandRuntime,
-  options: { withConnectors: boolean; streams?: readonly string[]; signal?: AbortSignal },
+  options: { withConnectors: boolean; streams?: readonly string[]; signal?: AbortSignal; withSources?: boolean },
   work: (app: AppContext) => Promise<T>,
 ): Promise<T> {
   const app = await openApp(runtime.loaded, { logger: runtime.logger, ...options });

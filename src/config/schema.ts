@@ -14,6 +14,7 @@ import {
   type StreamSettings,
   type SyncConfig,
   type WebhooksConfig,
+  type HttpConfig,
 } from './types.js';
 
 export type { FreightSyncConfig } from './types.js';
@@ -325,7 +326,18 @@ const connectorSchema = z
 const outboundSchema = z.strictObject({
   enabled: booleanValue().prefault(false),
   sources: z.array(nonEmptyString()).prefault([]),
+  // How often `run` asks the sources for new units.
+  pollInterval: isoDuration().prefault('PT30S'),
+  // Commands in flight at once (across loads; one per load at a time).
+  concurrency: integerValue(1, 64).prefault(8),
   maxAttempts: integerValue(1, 1000).prefault(10),
+  backoff: z
+    .strictObject({ base: isoDuration().prefault('PT2S'), max: isoDuration().prefault('PT10M') })
+    .prefault({}),
+  reconcileBy: z.enum(['secondaryReferenceNo', 'containerNo+caller']).prefault('secondaryReferenceNo'),
+  // Wait this long after an ambiguous create before looking the load up (search may lag).
+  reconcileDelay: isoDuration().prefault('PT2S'),
+  setSecondaryReferenceNo: booleanValue().prefault(true),
 });
 
 const listenSchema = z.unknown().transform((value, ctx): string => {
@@ -344,6 +356,12 @@ const webhooksSchema = z
     path: z.string().startsWith('/').prefault('/webhooks/freight'),
     secret: nonEmptyString().optional(),
     maxBodyBytes: integerValue(1024, 64 * 1024 * 1024).prefault(1_048_576),
+    dedupeWindow: isoDuration().prefault('PT1H'),
+    catchUpInterval: isoDuration().prefault('PT15M'),
+    catchUpOverlap: isoDuration().prefault('PT2M'),
+    catchUpMaxAge: isoDuration().prefault('P7D'),
+    maxAttempts: integerValue(1, 1000).prefault(10),
+    batchSize: integerValue(1, 1000).prefault(100),
   })
   .transform((webhooks, ctx): WebhooksConfig => {
     // Unsigned webhooks would let anyone on the network inject events.
@@ -355,10 +373,27 @@ const webhooksSchema = z
       listen: webhooks.listen,
       path: webhooks.path,
       maxBodyBytes: webhooks.maxBodyBytes,
+      dedupeWindow: webhooks.dedupeWindow,
+      catchUpInterval: webhooks.catchUpInterval,
+      catchUpOverlap: webhooks.catchUpOverlap,
+      catchUpMaxAge: webhooks.catchUpMaxAge,
+      maxAttempts: webhooks.maxAttempts,
+      batchSize: webhooks.batchSize,
     };
     if (webhooks.secret !== undefined) out.secret = webhooks.secret;
     return out;
   });
+
+/* ---------------------------------------------------------------- http (ops) */
+
+const httpSchema = z
+  .strictObject({
+    enabled: booleanValue().prefault(true),
+    listen: listenSchema.prefault('127.0.0.1:9090'),
+    readyCacheTtl: isoDuration().prefault('PT30S'),
+    checkTimeout: isoDuration().prefault('PT5S'),
+  })
+  .transform((http): HttpConfig => ({ ...http }));
 
 /* ---------------------------------------------------------------- root */
 
@@ -375,6 +410,7 @@ export const configSchema: z.ZodType<FreightSyncConfig> = z.strictObject({
   connectors: z.record(z.string(), connectorSchema).prefault({}),
   outbound: outboundSchema.prefault({}),
   webhooks: webhooksSchema.prefault({}),
+  http: httpSchema.prefault({}),
 });
 
 /** What the config file may contain before validation (loose: zod reports what is wrong). */

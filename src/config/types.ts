@@ -18,6 +18,9 @@ export const STREAM_NAMES = [
   'webhookEvents',
   'chargeCodes',
   'loadDocumentTypes',
+  // Push-only streams fed by the webhook receiver (src/webhooks); they are never polled.
+  'events',
+  'loadDocuments',
 ] as const;
 export type StreamName = (typeof STREAM_NAMES)[number];
 
@@ -127,16 +130,51 @@ export interface OutboundConfig {
   enabled: boolean;
   /** Connector names that yield outbound commands. */
   sources: string[];
+  /** Milliseconds between polls of the sources in `run`. */
+  pollInterval: number;
+  /** Commands in flight at once. */
+  concurrency: number;
+  /** Attempts per command before it goes `dead`. */
   maxAttempts: number;
+  /** Exponential backoff between attempts, milliseconds. */
+  backoff: { base: number; max: number };
+  /** How an ambiguous create is looked up (docs/outbound.md). */
+  reconcileBy: 'secondaryReferenceNo' | 'containerNo+caller';
+  /** Milliseconds to wait after an ambiguous create before the look-up. */
+  reconcileDelay: number;
+  /** Set `secondaryReferenceNo` to the ERP key on creates that do not carry one. */
+  setSecondaryReferenceNo: boolean;
 }
 
 export interface WebhooksConfig {
   enabled: boolean;
-  /** `host:port` the receiver listens on. */
+  /** `host:port` the receiver listens on (shares the server when equal to `http.listen`). */
   listen: string;
   path: string;
   secret?: string;
   maxBodyBytes: number;
+  /** Milliseconds within which a repeated delivery (same event id or same body) is dropped. */
+  dedupeWindow: number;
+  /** Read the event log (`GET /webhook/`) for events missed while down: at start and on this interval (ms; 0 = start only). */
+  catchUpInterval: number;
+  /** Milliseconds the log read reaches back before the last received event time. */
+  catchUpOverlap: number;
+  /** Furthest back (ms) a catch-up reads; older gaps are left to polling. */
+  catchUpMaxAge: number;
+  /** Attempts per inbox event before it is parked as failed. */
+  maxAttempts: number;
+  /** Events processed per batch (one sink write per stream per batch). */
+  batchSize: number;
+}
+
+export interface HttpConfig {
+  enabled: boolean;
+  /** `host:port` of the ops server (/healthz, /readyz, /metrics). */
+  listen: string;
+  /** Milliseconds a readiness result (token check, sink checks) is reused. */
+  readyCacheTtl: number;
+  /** Milliseconds each readiness check may take. */
+  checkTimeout: number;
 }
 
 export interface FreightSyncConfig {
@@ -147,4 +185,5 @@ export interface FreightSyncConfig {
   connectors: Record<string, ConnectorConfig>;
   outbound: OutboundConfig;
   webhooks: WebhooksConfig;
+  http: HttpConfig;
 }

@@ -18,6 +18,8 @@ export interface CompiledColumn {
   readonly path: CompiledPath | undefined;
   readonly transforms: readonly CompiledTransform[];
   readonly default: Cell | undefined;
+  /** Type hint for SQL sinks (validated by the schema); undefined when the sink derives the type. */
+  readonly sqlType?: string | undefined;
 }
 
 export interface CompiledParentKey {
@@ -136,7 +138,7 @@ export function compileMapping(stream: string, config: MappingBaseConfig, varian
         issues.push({ path: here, message: 'needs a path, a constant/default transform or a default' });
       }
       const path = column.path ? parse(column.path, [...here, 'path'], depth, true) : undefined;
-      return { name: column.name, path, transforms, default: column.default };
+      return { name: column.name, path, transforms, default: column.default, ...(column.sqlType !== undefined ? { sqlType: column.sqlType } : {}) };
     });
   }
 

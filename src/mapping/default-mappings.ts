@@ -15,6 +15,8 @@ export const STREAM_NAMES = [
   'webhookEvents',
   'chargeCodes',
   'loadDocumentTypes',
+  'events',
+  'loadDocuments',
 ] as const;
 export type StreamName = (typeof STREAM_NAMES)[number];
 

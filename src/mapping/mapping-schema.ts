@@ -6,6 +6,9 @@ import { z } from 'zod';
  * is an error instead of a setting that silently does nothing. Semantic checks that need the whole
  * tree (paths parse, key columns exist, names are unique) live in `compile-mapping.ts`.
  */
+/** `varchar(40)`, `numeric(12, 2)`, `double precision`, `nvarchar(max)`: words, then at most one size list. */
+export const SQL_TYPE_PATTERN = /^[A-Za-z][A-Za-z0-9]*( [A-Za-z][A-Za-z0-9]*){0,3}( ?\((\d{1,5}|max|MAX)( ?, ?\d{1,3})?\))?$/;
+
 const cellValue = z.union([z.string(), z.number(), z.boolean(), z.null()]);
 
 const dateTransform = z
@@ -78,6 +81,15 @@ export const columnSchema = z
     transform: transformField.optional(),
     /** Value when the path (after transforms) yields null or nothing. */
     default: cellValue.optional(),
+    /**
+     * Column type for SQL sinks (`varchar(40)`, `numeric(12,2)`, `jsonb`), overriding the type they
+     * derive from the transforms. Other sinks ignore it. A type name and an optional size only, so
+     * it can never carry other SQL.
+     */
+    sqlType: z
+      .string()
+      .regex(SQL_TYPE_PATTERN, 'must be a type name with an optional size, such as varchar(40) or numeric(12,2)')
+      .optional(),
   })
   .strict();
 export type ColumnConfig = z.output<typeof columnSchema>;

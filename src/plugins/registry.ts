@@ -6,6 +6,9 @@ import type { ConnectorFactory } from './connector.js';
  */
 const BUILT_INS: Record<string, () => Promise<ConnectorFactory<never>>> = {
   csv: async () => (await import('../../connectors/csv/index.js')).csvConnector as ConnectorFactory<never>,
+  sql: async () => (await import('../../connectors/sql/index.js')).sqlConnector as ConnectorFactory<never>,
+  inbox: async () => (await import('../../connectors/inbox/index.js')).inboxConnector as ConnectorFactory<never>,
+  sftp: async () => (await import('../../connectors/sftp/index.js')).sftpConnector as ConnectorFactory<never>,
 };
 
 export function builtInConnectorNames(): string[] {

@@ -13,6 +13,36 @@ export interface StateTables {
   invoice_loads: InvoiceLoadsTable;
   invoice_candidates: InvoiceCandidatesTable;
   rejected_records: RejectedRecordsTable;
+  outbox: OutboxTable;
+  outbox_units: OutboxUnitsTable;
+  outbox_inbound: OutboxInboundTable;
+  customer_directory: CustomerDirectoryTable;
+  outbox_lease: OutboxLeaseTable;
+  webhook_inbox: WebhookInboxTable;
+}
+
+export type WebhookInboxState = 'pending' | 'done' | 'failed';
+
+/** One accepted webhook event (src/webhooks/inbox.ts; migration 0004). */
+export interface WebhookInboxTable {
+  id: Generated<number>;
+  /** `event:<id>` when the body carries an event id, else `body:<sha256 of the raw body>`. */
+  event_key: string;
+  event_type: string;
+  /** `load`, `invoice`, `document`, `driver`, … (the part before `#`). */
+  family: string;
+  reference_number: string | null;
+  /** The raw body as received (or as the event log says it was sent). */
+  body: string;
+  source: 'delivery' | 'log';
+  /** When the change happened, when known (event log `createdAt`). */
+  occurred_at: string | null;
+  received_at: string;
+  state: WebhookInboxState;
+  attempts: Generated<number>;
+  next_attempt_at: string;
+  last_error: string | null;
+  processed_at: string | null;
 }
 
 export interface InvoiceIndexTable {
@@ -88,3 +118,81 @@ export interface SeenRecordsTable {
 
 export type RunRow = Selectable<RunsTable>;
 export type NewRunRow = Insertable<RunsTable>;
+
+/** Outbound command states (docs/outbound.md). `done`, `dead` and `cancelled` are final. */
+export type OutboxState = 'pending' | 'sending' | 'retry' | 'reconciling' | 'done' | 'dead' | 'cancelled';
+
+export interface OutboxTable {
+  id: Generated<number>;
+  erp_key: string;
+  /** `create`, `update`, `status`, `document`. */
+  kind: string;
+  /** 1 for the first command of (erp_key, kind); a later different content adds the next one. */
+  revision: number;
+  /** Commands of one load run in id order within their group (`erp:<key>` or `ref:<number>`). */
+  load_group: string;
+  /** The validated command as JSON (see src/outbound/commands). */
+  payload: string;
+  content_hash: string;
+  state: OutboxState;
+  attempts: Generated<number>;
+  next_attempt_at: string;
+  last_error: string | null;
+  /** Server-clock time of the latest send: reconciliation only accepts loads created after it. */
+  sent_at: string | null;
+  result_reference_number: string | null;
+  result_load_id: string | null;
+  result_note: string | null;
+  origin_source: string;
+  origin_unit: string;
+  origin_ref: string;
+  created_at: string;
+  updated_at: string;
+  finished_at: string | null;
+}
+
+export interface OutboxUnitsTable {
+  source: string;
+  unit_id: string;
+  location: string;
+  requests: number;
+  /** `open` until the results were written back, then `written`. */
+  state: string;
+  created_at: string;
+  written_at: string | null;
+}
+
+export interface OutboxInboundTable {
+  source: string;
+  unit_id: string;
+  ref: string;
+  /** Order within the unit, for the write-back. */
+  seq: number;
+  /** The command this request is (or duplicates); null when it was rejected at intake. */
+  outbox_id: number | null;
+  /** Rejected at intake: the precise error. */
+  error: string | null;
+  /** E.g. "duplicate of outbox #12". */
+  note: string | null;
+}
+
+export interface CustomerDirectoryTable {
+  id: string;
+  /** `customers` or `consignees`. */
+  collection: string;
+  company_id: string | null;
+  company_name: string | null;
+  is_deleted: number;
+  updated_at: string;
+}
+
+export interface OutboxLeaseTable {
+  name: string;
+  /** `host:pid:random`, unique per process. */
+  holder: string;
+  host: string;
+  pid: number;
+  expires_at: string;
+}
+
+export type OutboxRow = Selectable<OutboxTable>;

@@ -27,8 +27,30 @@ describe('defaults', () => {
       maxWindow: 7 * 86_400_000,
       minWindow: 60_000,
     });
-    expect(config.outbound).toEqual({ enabled: false, sources: [], maxAttempts: 10 });
-    expect(config.webhooks).toEqual({ enabled: false, listen: '127.0.0.1:8080', path: '/webhooks/freight', maxBodyBytes: 1_048_576 });
+    expect(config.outbound).toEqual({
+      enabled: false,
+      sources: [],
+      pollInterval: 30_000,
+      concurrency: 8,
+      maxAttempts: 10,
+      backoff: { base: 2_000, max: 600_000 },
+      reconcileBy: 'secondaryReferenceNo',
+      reconcileDelay: 2_000,
+      setSecondaryReferenceNo: true,
+    });
+    expect(config.webhooks).toEqual({
+      enabled: false,
+      listen: '127.0.0.1:8080',
+      path: '/webhooks/freight',
+      maxBodyBytes: 1_048_576,
+      dedupeWindow: 3_600_000,
+      catchUpInterval: 900_000,
+      catchUpOverlap: 120_000,
+      catchUpMaxAge: 7 * 86_400_000,
+      maxAttempts: 10,
+      batchSize: 100,
+    });
+    expect(config.http).toEqual({ enabled: true, listen: '127.0.0.1:9090', readyCacheTtl: 30_000, checkTimeout: 5_000 });
     expect(config.connectors['erp_csv']).toEqual({ type: 'csv', options: { directory: './out' }, mappings: {} });
   });
 

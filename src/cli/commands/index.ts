@@ -1,6 +1,8 @@
 import type { RegisterCommand } from '../command-context.js';
 import { register as backfill } from './backfill.js';
 import { register as demo } from './demo.js';
+import { register as outbox } from './outbox.js';
+import { register as push } from './push.js';
 import { register as reset } from './reset.js';
 import { register as run } from './run.js';
 import { register as simulate } from './simulate.js';
@@ -16,6 +18,8 @@ export const commandModules: RegisterCommand[] = [
   run,
   sync,
   backfill,
+  push,
+  outbox,
   status,
   reset,
   validateConfig,

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { collectStatus } from '../../app/stream-status.js';
+import { renderOutboundStatus } from '../../outbound/outbound-status.js';
 import { describeError } from '../../util/errors.js';
 import { prepareCommand, withApp } from '../runtime.js';
 import { renderTable } from '../table.js';
@@ -52,6 +53,7 @@ export function register(program: Command): void {
         ]);
         process.stdout.write(renderTable(['stream', 'enabled', 'checkpoint', 'state', `lag (${report.clock})`, 'last run', 'records', 'rejected', 'last error'], rows));
         process.stdout.write(`\ninvoices not yet FULL_PAID (re-polled each run): ${report.invoices.open}; loads awaiting invoice gap-fill: ${report.invoices.gapFillCandidates}\n`);
+        process.stdout.write(renderOutboundStatus(report.outbound));
       });
     });
 }

@@ -1,6 +1,8 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import { initial } from './0001-initial.js';
 import { syncSideTables } from './0002-sync-side-tables.js';
+import { outbox } from './0003-outbox.js';
+import { webhookInbox } from './0004-webhook-inbox.js';
 
 /**
  * Every migration, by name; names sort in the order they run. Listed in code rather than
@@ -10,6 +12,8 @@ import { syncSideTables } from './0002-sync-side-tables.js';
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001-initial': initial,
   '0002-sync-side-tables': syncSideTables,
+  '0003-outbox': outbox,
+  '0004-webhook-inbox': webhookInbox,
 };
 
 export class StaticMigrationProvider implements MigrationProvider {

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 
 const HASH_LENGTH = 16;
 const HASHED_SUFFIX = new RegExp(`-[0-9a-f]{${HASH_LENGTH}}$`);
@@ -31,6 +31,14 @@ export function errorsFileName(table: string, batchId: string): string {
 }
 
 export const TEMP_PREFIX = '.tmp-';
+
+/**
+ * `.tmp-<name>-<random>`: in the final directory (so the rename is atomic), hidden (consumers
+ * that ignore dot files never pick it up), and unique per attempt (two writers never share one).
+ */
+export function tempFileName(name: string): string {
+  return `${TEMP_PREFIX}${name}-${randomBytes(6).toString('hex')}`;
+}
 export const DONE_SUFFIX = '.done';
 export const MANIFEST_SUFFIX = '.manifest.json';
 

@@ -1,10 +1,10 @@
 import { stringify } from 'csv-stringify/sync';
 import type { Cell } from '../../src/mapping/index.js';
-import type { CsvOptions } from './options.js';
+import type { CsvFormat } from './format-options.js';
 
-type Format = Pick<CsvOptions, 'delimiter' | 'bom' | 'lineEnding' | 'quote' | 'quoted' | 'encoding' | 'header'>;
+type Format = Pick<CsvFormat, 'delimiter' | 'bom' | 'lineEnding' | 'quote' | 'quoted' | 'encoding' | 'header'>;
 
-const BOMS: Record<CsvOptions['encoding'], Buffer> = {
+const BOMS: Record<CsvFormat['encoding'], Buffer> = {
   utf8: Buffer.from([0xef, 0xbb, 0xbf]),
   utf16le: Buffer.from([0xff, 0xfe]),
   latin1: Buffer.alloc(0),

@@ -1,9 +1,7 @@
-import { readdir, stat } from 'node:fs/promises';
-import path from 'node:path';
-import { removeIfExists } from './atomic-file.js';
+import type { FileTarget } from './file-target.js';
 import { isOutputFile, TEMP_PREFIX } from './file-names.js';
 import { removeMarkers } from './markers.js';
-import type { CsvOptions } from './options.js';
+import type { CsvFormat } from './format-options.js';
 
 const DAY_MS = 86_400_000;
 
@@ -13,20 +11,15 @@ const DAY_MS = 86_400_000;
  * the number of tables in one batch. Returns the names deleted.
  */
 export async function applyRetention(
+  target: FileTarget,
   directory: string,
-  retention: NonNullable<CsvOptions['retention']>,
+  retention: NonNullable<CsvFormat['retention']>,
   keep: ReadonlySet<string>,
   now: number = Date.now(),
 ): Promise<string[]> {
-  const names = (await readdir(directory)).filter(isOutputFile);
-  const files: { name: string; mtime: number }[] = [];
-  for (const name of names) {
-    try {
-      files.push({ name, mtime: (await stat(path.join(directory, name))).mtimeMs });
-    } catch {
-      // Deleted concurrently (another retention pass): nothing to do.
-    }
-  }
+  const files = (await target.list(directory))
+    .filter((entry) => entry.isFile && isOutputFile(entry.name))
+    .map(({ name, mtimeMs }) => ({ name, mtime: mtimeMs }));
   files.sort((a, b) => b.mtime - a.mtime || a.name.localeCompare(b.name));
 
   const doomed = new Set<string>();
@@ -46,24 +39,23 @@ export async function applyRetention(
   const deleted: string[] = [];
   for (const name of doomed) {
     if (keep.has(name)) continue;
-    const full = path.join(directory, name);
+    const full = target.join(directory, name);
     // Marker first: a consumer must never see a marker whose file is gone.
-    await removeMarkers(full);
-    if (await removeIfExists(full)) deleted.push(name);
+    await removeMarkers(target, full);
+    if (await target.removeIfExists(full)) deleted.push(name);
   }
   return deleted;
 }
 
 /** Temp files left by a crash (older than `olderThanMs`); removed at start-up. */
-export async function removeStaleTempFiles(directory: string, olderThanMs: number, now: number = Date.now()): Promise<string[]> {
+export async function removeStaleTempFiles(target: FileTarget, directory: string, olderThanMs: number, now: number = Date.now()): Promise<string[]> {
   const removed: string[] = [];
-  for (const name of await readdir(directory)) {
-    if (!name.startsWith(TEMP_PREFIX)) continue;
-    const full = path.join(directory, name);
+  for (const entry of await target.list(directory)) {
+    if (!entry.name.startsWith(TEMP_PREFIX) || !entry.isFile || entry.mtimeMs >= now - olderThanMs) continue;
     try {
-      if ((await stat(full)).mtimeMs < now - olderThanMs && (await removeIfExists(full))) removed.push(name);
+      if (await target.removeIfExists(target.join(directory, entry.name))) removed.push(entry.name);
     } catch {
-      // Gone already.
+      // Gone already, or not ours to delete: the next start-up tries again.
     }
   }
   return removed;

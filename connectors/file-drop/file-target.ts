@@ -1,0 +1,62 @@
+/** One directory entry as a target lists it. */
+export interface FileEntry {
+  readonly name: string;
+  readonly size: number;
+  readonly mtimeMs: number;
+  readonly isFile: boolean;
+}
+
+/** A file fully written under a temp name in its final directory, not yet visible under its name. */
+export interface StagedFile {
+  readonly tempPath: string;
+  readonly finalPath: string;
+  readonly bytes: number;
+  readonly sha256: string;
+}
+
+/**
+ * Where a file drop or a file inbox lives: a local folder or a remote SFTP directory. The CSV
+ * sink, markers, retention and the inbox source only speak this interface, so the file naming,
+ * encoding and publishing rules exist once. Paths are the target's own (POSIX on SFTP).
+ */
+export interface FileTarget {
+  /** Human-readable location for messages and logs: `/abs/dir` or `sftp://user@host:22/dir`. */
+  describe(path: string): string;
+  join(dir: string, name: string): string;
+  dirname(path: string): string;
+  basename(path: string): string;
+  /** Creates the directory and its parents when missing. */
+  ensureDir(dir: string, signal?: AbortSignal): Promise<void>;
+  /** Entries of a directory; throws when the directory does not exist. */
+  list(dir: string): Promise<FileEntry[]>;
+  /**
+   * Writes `content` under a temp name in `dir` (same directory, so the commit is an atomic
+   * rename) and makes it durable. An abort or error removes the temp file (best effort) and never
+   * creates anything under the final name.
+   */
+  stage(dir: string, name: string, content: Buffer, signal: AbortSignal): Promise<StagedFile>;
+  /** Atomically replaces the final file with the staged one. */
+  commit(staged: StagedFile): Promise<void>;
+  /** Removes a staged temp file; never throws. */
+  discard(staged: StagedFile): Promise<void>;
+  /** Atomic move within the target, replacing `to` when it exists. */
+  move(from: string, to: string): Promise<void>;
+  read(path: string, signal: AbortSignal): Promise<Buffer>;
+  exists(path: string): Promise<boolean>;
+  /** Deletes a file; false when it did not exist. */
+  removeIfExists(path: string): Promise<boolean>;
+  /** Makes renames and unlinks in `dir` durable where the target can (no-op over SFTP). */
+  syncDir(dir: string): Promise<void>;
+}
+
+/** Stage then commit; for small files written after the data (markers, result files). */
+export async function writeFileAtomic(target: FileTarget, dir: string, name: string, content: Buffer, signal: AbortSignal = new AbortController().signal): Promise<StagedFile> {
+  const staged = await target.stage(dir, name, content, signal);
+  try {
+    await target.commit(staged);
+  } catch (error) {
+    await target.discard(staged);
+    throw error;
+  }
+  return staged;
+}

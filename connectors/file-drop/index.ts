@@ -1,0 +1,12 @@
+/** Shared by every file-drop connector (`csv`, `sftp`): naming, CSV encoding, markers, retention, publishing. */
+export { FileDropSink, type DropSinkDeps } from './drop-sink.js';
+export { LocalTarget } from './local-target.js';
+export { writeFileAtomic, type FileEntry, type FileTarget, type StagedFile } from './file-target.js';
+export { csvFormatShape, checkCsvFormat, type CsvFormat } from './format-options.js';
+export { safeFileComponent, dataFileName, errorsFileName, isOutputFile, tempFileName, TEMP_PREFIX, DONE_SUFFIX, MANIFEST_SUFFIX } from './file-names.js';
+export { encodeCsv, latin1Check } from './encode-csv.js';
+export { applyRetention, removeStaleTempFiles } from './retention.js';
+export { removeMarkers, writeMarker, type ManifestInfo } from './markers.js';
+
+/** Temp files older than this at start-up are leftovers of a crash (no write takes an hour). */
+export const STALE_TEMP_MS = 3_600_000;

@@ -1,0 +1,108 @@
+import { createHash } from 'node:crypto';
+import { access, mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import { throwIfAborted } from '../../src/util/abort.js';
+import type { FileEntry, FileTarget, StagedFile } from './file-target.js';
+import { tempFileName } from './file-names.js';
+
+/** A local folder: temp file written and fsync'd, `rename` over the final name, directory fsync'd. */
+export class LocalTarget implements FileTarget {
+  describe(file: string): string {
+    return file;
+  }
+
+  join(dir: string, name: string): string {
+    return path.join(dir, name);
+  }
+
+  dirname(file: string): string {
+    return path.dirname(file);
+  }
+
+  basename(file: string): string {
+    return path.basename(file);
+  }
+
+  async ensureDir(dir: string): Promise<void> {
+    await mkdir(dir, { recursive: true });
+  }
+
+  async list(dir: string): Promise<FileEntry[]> {
+    const entries: FileEntry[] = [];
+    for (const name of await readdir(dir)) {
+      try {
+        const info = await stat(path.join(dir, name));
+        entries.push({ name, size: info.size, mtimeMs: info.mtimeMs, isFile: info.isFile() });
+      } catch (error) {
+        // Removed between readdir and stat (a concurrent retention pass or consumer).
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      }
+    }
+    return entries;
+  }
+
+  async stage(dir: string, name: string, content: Buffer, signal: AbortSignal): Promise<StagedFile> {
+    throwIfAborted(signal);
+    const tempPath = path.join(dir, tempFileName(name));
+    const handle = await open(tempPath, 'wx', 0o644);
+    try {
+      await handle.writeFile(content);
+      await handle.sync();
+    } catch (error) {
+      await handle.close().catch(() => undefined);
+      await unlink(tempPath).catch(() => undefined);
+      throw error;
+    }
+    await handle.close();
+    return { tempPath, finalPath: path.join(dir, name), bytes: content.length, sha256: createHash('sha256').update(content).digest('hex') };
+  }
+
+  async commit(staged: StagedFile): Promise<void> {
+    await rename(staged.tempPath, staged.finalPath);
+  }
+
+  async discard(staged: StagedFile): Promise<void> {
+    await unlink(staged.tempPath).catch(() => undefined);
+  }
+
+  async move(from: string, to: string): Promise<void> {
+    await rename(from, to);
+  }
+
+  async read(file: string): Promise<Buffer> {
+    return readFile(file);
+  }
+
+  async exists(file: string): Promise<boolean> {
+    try {
+      await access(file);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async removeIfExists(file: string): Promise<boolean> {
+    try {
+      await unlink(file);
+      return true;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+      throw error;
+    }
+  }
+
+  /** Some platforms cannot fsync a directory; that is not an error there. */
+  async syncDir(dir: string): Promise<void> {
+    let handle;
+    try {
+      handle = await open(dir, 'r');
+      await handle.sync();
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== 'EISDIR' && code !== 'EPERM' && code !== 'EINVAL' && code !== 'EBADF') throw error;
+    } finally {
+      await handle?.close().catch(() => undefined);
+    }
+  }
+}

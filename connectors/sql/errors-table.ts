@@ -1,0 +1,66 @@
+import type { AnyDb } from './connect.js';
+import { qualified, type StatementContext } from './statements.js';
+import { autoIncrementId, type TableSpec } from './table-spec.js';
+
+/**
+ * `<prefix>sync_errors`: one row per record (or per problem of a record) that did not land —
+ * rejected by the database or failed to map — so an integration engineer finds it with SQL.
+ * `table_name` / `column_name` rather than `table` / `column`: those are reserved words.
+ */
+export interface SyncErrorRow {
+  stream: string;
+  batch_id: string;
+  record_key: string;
+  op: string;
+  updated_at: string | null;
+  table_name: string;
+  column_name: string | null;
+  message: string;
+  raw: string | null;
+  at: string;
+}
+
+export function errorsTableSpec(name: string, textLength: number): TableSpec {
+  const short = `varchar(${Math.min(textLength, 255)})`;
+  return {
+    name,
+    id: autoIncrementId,
+    columns: [
+      { name: 'stream', type: { default: 'varchar(100)', postgres: 'text', sqlite: 'text', mssql: 'nvarchar(100)' }, notNull: true },
+      { name: 'batch_id', type: { default: short, postgres: 'text', sqlite: 'text', mssql: `n${short}` } },
+      { name: 'record_key', type: { default: short, postgres: 'text', sqlite: 'text', mssql: `n${short}` }, notNull: true },
+      { name: 'op', type: { default: 'varchar(16)', postgres: 'text', sqlite: 'text', mssql: 'nvarchar(16)' } },
+      { name: 'updated_at', type: { default: 'varchar(40)', postgres: 'text', sqlite: 'text', mssql: 'nvarchar(40)' } },
+      { name: 'table_name', type: { default: 'varchar(100)', postgres: 'text', sqlite: 'text', mssql: 'nvarchar(100)' } },
+      { name: 'column_name', type: { default: 'varchar(100)', postgres: 'text', sqlite: 'text', mssql: 'nvarchar(100)' } },
+      { name: 'message', type: { default: 'longtext', postgres: 'text', sqlite: 'text', mssql: 'nvarchar(max)' }, notNull: true },
+      { name: 'raw', type: { default: 'longtext', postgres: 'text', sqlite: 'text', mssql: 'nvarchar(max)' } },
+      { name: 'at', type: { default: 'varchar(40)', postgres: 'text', sqlite: 'text', mssql: 'nvarchar(40)' }, notNull: true },
+    ],
+    indexes: [{ suffix: 'key', columns: ['stream', 'record_key'] }],
+  };
+}
+
+/** Fits each text into the errors table's columns, so the report of a too-long value never fails itself. */
+function clip(value: string | null, max: number): string | null {
+  if (value === null) return null;
+  const chars = [...value];
+  return chars.length <= max ? value : `${chars.slice(0, max - 1).join('')}…`;
+}
+
+export async function insertSyncErrors(db: AnyDb, ctx: StatementContext, table: string, rows: readonly SyncErrorRow[], textLength: number): Promise<void> {
+  if (rows.length === 0) return;
+  const short = Math.min(textLength, 255);
+  const fitted = rows.map((r) => ({
+    ...r,
+    stream: clip(r.stream, 100),
+    batch_id: clip(r.batch_id, short),
+    record_key: clip(r.record_key, short),
+    table_name: clip(r.table_name, 100),
+    column_name: clip(r.column_name, 100),
+  }));
+  // Few rows, wide text: one statement per 50 keeps SQL Server's parameter limit far away.
+  for (let i = 0; i < fitted.length; i += 50) {
+    await db.insertInto(qualified(ctx, table)).values(fitted.slice(i, i + 50)).execute();
+  }
+}

@@ -1,0 +1,101 @@
+import { sql } from 'kysely';
+import type { ConnectorContext, ConnectorFactory, ConnectorInstance } from '../../src/plugins/connector.js';
+import { isStreamMapping, loadMapping, parseMapping, type StreamMapping } from '../../src/mapping/index.js';
+import { throwIfAborted } from '../../src/util/abort.js';
+import { openDatabase, type AnyDb } from './connect.js';
+import { ensureSchema, ensureStreamTables, ensureTable } from './ensure-tables.js';
+import { errorsTableSpec } from './errors-table.js';
+import { assertIdentifier } from './identifiers.js';
+import { sqlOptionsSchema, type SqlOptions } from './options.js';
+import { SqlSink } from './sql-sink.js';
+import { stagingTableSpec } from './staging-table.js';
+import { StagingSource } from './staging-source.js';
+import type { StatementContext } from './statements.js';
+import { planStream, type StreamPlan } from './table-plan.js';
+
+export { sqlOptionsSchema, type SqlOptions, type SqlOptionsInput } from './options.js';
+export { SqlSink } from './sql-sink.js';
+export { StagingSource } from './staging-source.js';
+export { SqlRowError, isSqlRowError } from './row-error.js';
+export { SqlSchemaError, isSqlSchemaError } from './ensure-tables.js';
+export { SqlIdentifierError } from './identifiers.js';
+export { SqlMappingError, planStream } from './table-plan.js';
+
+/**
+ * The SQL connector: a sink that upserts mapped records into tables (SQLite, PostgreSQL,
+ * MySQL/MariaDB; SQL Server compiled but not tested against a live server), and — with
+ * `staging:` — a source of outbound commands read from a staging table the ERP inserts into.
+ */
+export const sqlConnector: ConnectorFactory<SqlOptions> = {
+  name: 'sql',
+  configSchema: sqlOptionsSchema,
+  async create(options: SqlOptions, context: ConnectorContext): Promise<ConnectorInstance> {
+    const logger = context.logger.child({ connector: context.instanceName, type: 'sql', dialect: options.dialect });
+    const ctx: StatementContext = { dialect: options.dialect, schema: options.schema };
+    const planSettings = { dialect: options.dialect, tablePrefix: options.tablePrefix, textLength: options.textLength };
+    const errorsTable = assertIdentifier('errors table', `${options.tablePrefix}${options.errorsTable}`);
+
+    // Planned before connecting: a name or mapping the database cannot take fails at start-up.
+    const mappings = new Map<string, StreamMapping>();
+    for (const [stream, value] of context.mappings) {
+      const mapping = isStreamMapping(value) ? value : parseMapping(stream, value);
+      mappings.set(stream, mapping);
+    }
+    const planned = new Map<string, StreamPlan>([...mappings].map(([stream, mapping]) => [stream, planStream(mapping, planSettings)]));
+
+    const db: AnyDb = await openDatabase(options, context.baseDir);
+    const ensureOptions = { createTables: options.createTables };
+    const ready = new Map<string, Promise<{ mapping: StreamMapping; plan: StreamPlan }>>();
+
+    const prepare = async (stream: string): Promise<{ mapping: StreamMapping; plan: StreamPlan }> => {
+      let mapping = mappings.get(stream);
+      if (!mapping) {
+        logger.warn({ stream }, 'no mapping resolved for this stream; using its default mapping');
+        mapping = await loadMapping(stream, undefined, { baseDir: context.baseDir });
+      }
+      const plan = planned.get(stream) ?? planStream(mapping, planSettings);
+      return { mapping, plan: await ensureStreamTables(db, ctx, plan, ensureOptions) };
+    };
+    const streamFor = (stream: string) => {
+      let pending = ready.get(stream);
+      if (!pending) {
+        pending = prepare(stream);
+        // A failed preparation (database down at start) is tried again on the next write.
+        pending.catch(() => ready.delete(stream));
+        ready.set(stream, pending);
+      }
+      return pending;
+    };
+
+    const sink = new SqlSink({ db, ctx, options, errorsTable, logger, streamFor });
+    const source = options.staging
+      ? new StagingSource(db, ctx, { table: options.staging.table, claimBatch: options.staging.claimBatch, claimTimeoutMs: options.staging.claimTimeout }, logger)
+      : undefined;
+
+    return {
+      sink,
+      ...(source ? { source } : {}),
+      async init(signal: AbortSignal) {
+        throwIfAborted(signal);
+        await sql`select 1`.execute(db);
+        await ensureSchema(db, ctx, ensureOptions);
+        await ensureTable(db, ctx, errorsTableSpec(errorsTable, options.textLength), ensureOptions, 'errors table');
+        if (options.staging) await ensureTable(db, ctx, stagingTableSpec(options.staging.table, options.textLength), ensureOptions, 'staging table');
+        for (const stream of planned.keys()) {
+          throwIfAborted(signal);
+          await streamFor(stream);
+        }
+        logger.info({ streams: [...planned.keys()], schema: options.schema ?? null, tablePrefix: options.tablePrefix }, 'sql connector ready');
+      },
+      async check(signal: AbortSignal) {
+        throwIfAborted(signal);
+        await sql`select 1`.execute(db);
+      },
+      async close() {
+        await db.destroy();
+      },
+    };
+  },
+};
+
+export default sqlConnector;

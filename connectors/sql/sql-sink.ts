@@ -1,0 +1,198 @@
+import type { RecordSink } from '../../src/plugins/connector.js';
+import type { RecordBatch, SyncRecord } from '../../src/sync/record.js';
+import type { Logger } from '../../src/util/logger.js';
+import { sleep, throwIfAborted } from '../../src/util/abort.js';
+import { mapBatch, type RecordMappingError, type StreamMapping } from '../../src/mapping/index.js';
+import { deleteAtSegments } from '../../src/mapping/path.js';
+import type { AnyDb } from './connect.js';
+import { classifyDbError, columnOfError } from './db-errors.js';
+import { insertSyncErrors, type SyncErrorRow } from './errors-table.js';
+import { groupRecords, type RecordGroup } from './record-groups.js';
+import { SqlRowError } from './row-error.js';
+import type { StatementContext } from './statements.js';
+import type { StreamPlan } from './table-plan.js';
+import { TableWriteError, writeGroups } from './write-groups.js';
+import type { SqlOptions } from './options.js';
+
+export interface SqlSinkDeps {
+  readonly db: AnyDb;
+  readonly ctx: StatementContext;
+  readonly options: Pick<SqlOptions, 'deleteMode' | 'onRowError' | 'textLength'>;
+  readonly errorsTable: string;
+  readonly logger: Logger;
+  /** The stream's mapping and its (ensured) tables. */
+  readonly streamFor: (stream: string) => Promise<{ mapping: StreamMapping; plan: StreamPlan }>;
+}
+
+/** Deadlocks and lock timeouts between two writers: the whole batch is retried this many times. */
+const MAX_ATTEMPTS = 4;
+
+interface Rejection {
+  readonly group: RecordGroup;
+  readonly error: SqlRowError;
+}
+
+/**
+ * Upserts each batch in ONE transaction and resolves only after COMMIT (the acknowledgement). A
+ * row the database refuses does not take the batch with it: the batch is rolled back to a
+ * savepoint and written again record by record, each in its own savepoint; refused records go to
+ * the errors table (same transaction) and the log, the rest commits. Errors that are not about a
+ * row's data (connection, missing table) fail the write, so the stream retries and loses nothing.
+ */
+export class SqlSink implements RecordSink {
+  constructor(private readonly deps: SqlSinkDeps) {}
+
+  async write(batch: RecordBatch, signal: AbortSignal): Promise<void> {
+    throwIfAborted(signal);
+    const { mapping, plan } = await this.deps.streamFor(batch.stream);
+    const { batch: mapped, errors } = mapBatch(batch, mapping);
+    for (const { errors: problems } of errors) {
+      for (const problem of problems) {
+        this.deps.logger.error({ stream: problem.stream, key: problem.key, table: problem.table, column: problem.column, batchId: batch.batchId }, problem.message);
+      }
+    }
+    if (errors.length > 0 && this.deps.options.onRowError === 'fail') throw errors[0]!.errors[0];
+    const groups = groupRecords(mapped, batch.records, errors, plan);
+    const mappingRows = mappingErrorRows(batch.batchId, errors, mapping);
+
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await this.writeOnce(batch, plan, mapping, groups, mappingRows, signal);
+        return;
+      } catch (error) {
+        const cause = error instanceof TableWriteError ? error.cause : error;
+        if (attempt >= MAX_ATTEMPTS || signal.aborted || !classifyDbError(this.deps.ctx.dialect, cause).retryable) throw describeFailure(error, batch.stream);
+        this.deps.logger.warn({ stream: batch.stream, batchId: batch.batchId, attempt, err: cause }, 'sql batch hit a deadlock or lock timeout; retrying');
+        await sleep(100 * attempt * attempt, signal);
+      }
+    }
+  }
+
+  private async writeOnce(
+    batch: RecordBatch,
+    plan: StreamPlan,
+    mapping: StreamMapping,
+    groups: readonly RecordGroup[],
+    mappingRows: readonly SyncErrorRow[],
+    signal: AbortSignal,
+  ): Promise<void> {
+    const { db, ctx, options } = this.deps;
+    const settings = { ctx, deleteMode: options.deleteMode };
+    const trx = await db.startTransaction().execute();
+    let done = false;
+    try {
+      const rejections: Rejection[] = [];
+      const batchPoint = await trx.savepoint('batch').execute();
+      try {
+        await writeGroups(batchPoint, plan, groups, settings, signal);
+        await this.release(batchPoint, 'batch');
+      } catch (error) {
+        if (!this.isRowDataError(error)) throw error;
+        await batchPoint.rollbackToSavepoint('batch').execute();
+        for (const group of groups) {
+          throwIfAborted(signal);
+          const rowPoint = await trx.savepoint('row').execute();
+          try {
+            await writeGroups(rowPoint, plan, [group], settings, signal);
+            await this.release(rowPoint, 'row');
+          } catch (rowError) {
+            if (!this.isRowDataError(rowError)) throw rowError;
+            await rowPoint.rollbackToSavepoint('row').execute();
+            await this.release(rowPoint, 'row');
+            rejections.push({ group, error: this.rowError(batch.stream, group, rowError) });
+          }
+        }
+      }
+      if (rejections.length > 0 && options.onRowError === 'fail') throw rejections[0]!.error;
+      const reportRows = [...mappingRows, ...rejections.map((r) => rejectionRow(batch.batchId, r, mapping))];
+      await insertSyncErrors(trx, ctx, this.deps.errorsTable, reportRows, options.textLength);
+      throwIfAborted(signal);
+      await trx.commit().execute();
+      done = true;
+      for (const { error } of rejections) {
+        this.deps.logger.error({ stream: error.stream, key: error.key, table: error.table, column: error.column, batchId: batch.batchId }, error.message);
+      }
+    } finally {
+      if (!done) await trx.rollback().execute().catch(() => undefined);
+    }
+  }
+
+  private isRowDataError(error: unknown): boolean {
+    const cause = error instanceof TableWriteError ? error.cause : error;
+    return classifyDbError(this.deps.ctx.dialect, cause).dataError;
+  }
+
+  /** SQL Server has no RELEASE SAVEPOINT (a savepoint simply ends with the transaction). */
+  private async release(point: unknown, name: string): Promise<void> {
+    if (this.deps.ctx.dialect === 'mssql') return;
+    await (point as unknown as { releaseSavepoint(n: string): { execute(): Promise<unknown> } }).releaseSavepoint(name).execute();
+  }
+
+  private rowError(stream: string, group: RecordGroup, error: unknown): SqlRowError {
+    const failure = error instanceof TableWriteError ? error : undefined;
+    const cause = failure ? failure.cause : error;
+    const table = failure?.table;
+    let column: string | undefined;
+    if (table) {
+      const rows = failure.rows.length > 0 ? failure.rows : [group.root];
+      for (const row of rows) {
+        column = columnOfError(cause, row, table.columns);
+        if (column) break;
+      }
+      column ??= columnOfError(cause, undefined, table.columns);
+    }
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    return new SqlRowError({ stream, key: group.record.key, table: table?.name ?? '', column, reason }, { cause });
+  }
+}
+
+function describeFailure(error: unknown, stream: string): unknown {
+  if (!(error instanceof TableWriteError)) return error;
+  const cause = error.cause instanceof Error ? error.cause : new Error(String(error.cause));
+  cause.message = `stream ${stream}, table ${error.table.name}: ${cause.message}`;
+  return cause;
+}
+
+function rawOf(record: SyncRecord, mapping: StreamMapping): string {
+  let data: unknown = record.data;
+  if (mapping.root.rawOmit.length > 0) {
+    data = structuredClone(record.data);
+    for (const segments of mapping.root.rawOmit) deleteAtSegments(data, segments);
+  }
+  return JSON.stringify(data);
+}
+
+function mappingErrorRows(batchId: string, errors: readonly RecordMappingError[], mapping: StreamMapping): SyncErrorRow[] {
+  const at = new Date().toISOString();
+  return errors.flatMap(({ record, errors: problems }) => {
+    const raw = rawOf(record, mapping);
+    return problems.map((problem) => ({
+      stream: record.stream,
+      batch_id: batchId,
+      record_key: record.key,
+      op: record.op,
+      updated_at: record.updatedAt,
+      table_name: problem.table,
+      column_name: problem.column,
+      message: problem.message,
+      raw,
+      at,
+    }));
+  });
+}
+
+function rejectionRow(batchId: string, rejection: Rejection, mapping: StreamMapping): SyncErrorRow {
+  const { group, error } = rejection;
+  return {
+    stream: error.stream,
+    batch_id: batchId,
+    record_key: error.key,
+    op: group.record.op,
+    updated_at: group.record.updatedAt,
+    table_name: error.table,
+    column_name: error.column ?? null,
+    message: error.message,
+    raw: rawOf(group.record, mapping),
+    at: new Date().toISOString(),
+  };
+}

@@ -1,0 +1,59 @@
+import { autoIncrementId, type SpecColumn, type TableSpec } from './table-spec.js';
+
+/** Lifecycle of a staging row; the ERP inserts `new`, the daemon moves it on. */
+export const STAGING_STATUSES = ['new', 'claimed', 'queued', 'done', 'failed'] as const;
+export type StagingStatus = (typeof STAGING_STATUSES)[number];
+
+/** What the ERP may put in `kind`; the outbound side validates the payload per kind. */
+export const STAGING_KINDS = ['create_load', 'update_load', 'change_status', 'upload_document'] as const;
+
+const timestamp = (name: string, extra: Partial<SpecColumn> = {}): SpecColumn => ({
+  name,
+  type: { default: 'datetime(3)', postgres: 'timestamptz', sqlite: 'text', mssql: 'datetimeoffset(3)' },
+  ...extra,
+});
+
+/**
+ * `freight_outbound_requests` (name configurable). The ERP inserts `erp_key`, `kind` and
+ * `payload` (a JSON object with the command's fields); every other column has a default or
+ * belongs to the daemon. Documented in docs/connectors.md with the DDL per dialect.
+ */
+export function stagingTableSpec(name: string, textLength: number): TableSpec {
+  const text = { default: `varchar(${textLength})`, postgres: 'text', sqlite: 'text', mssql: `nvarchar(${textLength})` };
+  const long = { default: 'longtext', postgres: 'text', sqlite: 'text', mssql: 'nvarchar(max)' };
+  return {
+    name,
+    id: autoIncrementId,
+    columns: [
+      { name: 'erp_key', type: text, notNull: true },
+      { name: 'kind', type: { default: 'varchar(40)', postgres: 'text', sqlite: 'text', mssql: 'nvarchar(40)' }, notNull: true },
+      { name: 'payload', type: long },
+      {
+        name: 'status',
+        type: { default: 'varchar(16)', postgres: 'text', sqlite: 'text', mssql: 'nvarchar(16)' },
+        notNull: true,
+        defaultSql: { default: "'new'" },
+      },
+      { name: 'claim_token', type: { default: 'varchar(64)', postgres: 'text', sqlite: 'text', mssql: 'nvarchar(64)' } },
+      { name: 'reference_number', type: text },
+      { name: 'load_id', type: text },
+      { name: 'error', type: long },
+      { name: 'outbox_id', type: { default: 'bigint', sqlite: 'integer' } },
+      timestamp('created_at', {
+        defaultSql: {
+          postgres: 'now()',
+          mysql: 'CURRENT_TIMESTAMP(3)',
+          sqlite: "(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
+          mssql: 'sysdatetimeoffset()',
+          default: 'CURRENT_TIMESTAMP',
+        },
+      }),
+      timestamp('claimed_at'),
+      timestamp('finished_at'),
+    ],
+    indexes: [{ suffix: 'status', columns: ['status', 'id'] }],
+  };
+}
+
+/** Columns the daemon reads and writes; an existing staging table must have them all. */
+export const STAGING_REQUIRED_COLUMNS = ['id', 'erp_key', 'kind', 'payload', 'status', 'claim_token', 'reference_number', 'load_id', 'error', 'outbox_id', 'created_at', 'claimed_at', 'finished_at'];

@@ -1,0 +1,59 @@
+import type { Command } from 'commander';
+import { installShutdown } from '../../app/shutdown.js';
+import { runPush, type PushSummary } from '../../outbound/run-push.js';
+import { parseIsoDuration } from '../../util/duration.js';
+import { UsageError } from '../../util/errors.js';
+import { EXIT_OK, EXIT_WORK_FAILED } from '../exit-codes.js';
+import { prepareCommand, withApp } from '../runtime.js';
+import { renderTable } from '../table.js';
+
+function renderPushSummary(s: PushSummary): string {
+  const rows: Array<[string, number | string]> = [
+    ['units taken', s.units],
+    ['  of which already stored (retaken)', s.unitsAlreadyKnown],
+    ['requests read', s.requests],
+    ['new commands', s.commands],
+    ['duplicates (same key and content)', s.duplicates],
+    ['rejected at intake', s.invalid],
+    ['sent and looked up (steps)', s.steps],
+    ['done', s.done],
+    ['  settled by look-up after an ambiguous outcome', s.reconciled],
+    ['dead', s.dead],
+    ['still waiting (retry later)', s.waiting],
+    ['units written back', s.unitsWrittenBack],
+    ['time', `${(s.durationMs / 1000).toFixed(1)}s`],
+  ];
+  let out = renderTable(['push', 'count'], rows);
+  out += `\noutbox: ${Object.entries(s.outbox).map(([state, n]) => `${state} ${n}`).join(', ') || 'empty'}\n`;
+  for (const error of s.sourceErrors) out += `source failed: ${error}\n`;
+  return out;
+}
+
+/** `freight-sync push`: one pass of the outbound side. */
+export function register(program: Command): void {
+  program
+    .command('push')
+    .description('Take commands from every outbound source once, send them (creates, updates, status changes, documents) and write the results back.')
+    .option('--max-wait <duration>', 'keep waiting for retries due within this long (ISO 8601)', 'PT5M')
+    .option('--json', 'print the summary as JSON')
+    .addHelpText('after', '\nExit code 1 when any request was rejected, any command went dead, or a source failed. A second SIGTERM aborts in-flight requests;\nthe next push or run reconciles them (looks the load up) instead of sending them again.')
+    .action(async (options: { maxWait: string; json?: boolean }, command: Command) => {
+      const maxWaitMs = parseIsoDuration(options.maxWait);
+      if (maxWaitMs === undefined) throw new UsageError(`--max-wait: expected an ISO 8601 duration such as PT5M, got "${options.maxWait}"`);
+      const runtime = await prepareCommand(command);
+      const shutdown = installShutdown({
+        graceMs: 10_000,
+        onStop: (signal) => runtime.logger.warn(`${signal}: finishing the requests in flight, then stopping (send again to abort)`),
+      });
+      try {
+        const summary = await withApp(runtime, { withConnectors: true, withSources: true, streams: [], signal: shutdown.abortSignal }, (app) =>
+          runPush(app, { stopSignal: shutdown.stopSignal, abortSignal: shutdown.abortSignal, maxWaitMs }),
+        );
+        process.stdout.write(options.json ? `${JSON.stringify(summary, null, 2)}\n` : renderPushSummary(summary));
+        const failed = summary.invalid > 0 || summary.dead > 0 || summary.sourceErrors.length > 0;
+        process.exitCode = failed ? EXIT_WORK_FAILED : EXIT_OK;
+      } finally {
+        shutdown.dispose();
+      }
+    });
+}

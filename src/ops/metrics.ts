@@ -1,0 +1,236 @@
+import { sql, type Kysely } from 'kysely';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { ApiClientEvents, ApiClientStats } from '../api/client-events.js';
+import type { RecordSink } from '../plugins/connector.js';
+import type { CheckpointRepository } from '../state/checkpoint-repository.js';
+import type { StateTables } from '../state/tables.js';
+import { cursorPosition } from './cursor-position.js';
+
+/** What the scrape-time collectors read; bound once the app is built. */
+export interface MetricsState {
+  db: Kysely<StateTables>;
+  checkpoints: CheckpointRepository;
+  /** Polled streams whose checkpoint lag is reported. */
+  streams: readonly string[];
+  /** Server time (the client's clock), so lag is not skewed by the local clock. */
+  now: () => Date;
+  apiStats: ApiClientStats;
+}
+
+/**
+ * Every Prometheus metric of the daemon, on a dedicated Registry (never the global one, so two
+ * apps in one process — tests, the demo — do not share or double-register series). Counters are
+ * fed by events (API client, sinks, webhook receiver); depths and lags are read at scrape time.
+ */
+export class OpsMetrics {
+  readonly registry = new Registry();
+  private state: MetricsState | undefined;
+  private rateWaitReportedMs = 0;
+
+  readonly recordsWritten = new Counter({
+    name: 'freight_sync_records_written_total',
+    help: 'Records acknowledged by a sink, by stream, operation (upsert/delete) and sink',
+    labelNames: ['stream', 'op', 'sink'] as const,
+    registers: [this.registry],
+  });
+  readonly sinkWriteSeconds = new Histogram({
+    name: 'freight_sync_sink_write_seconds',
+    help: 'Time a sink took to write and acknowledge one batch',
+    labelNames: ['stream', 'sink', 'outcome'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
+  readonly apiRequests = new Counter({
+    name: 'freight_sync_api_requests_total',
+    help: 'API responses by endpoint (method and route template) and HTTP status',
+    labelNames: ['endpoint', 'status'] as const,
+    registers: [this.registry],
+  });
+  readonly apiRequestSeconds = new Histogram({
+    name: 'freight_sync_api_request_seconds',
+    help: 'API response time by endpoint',
+    labelNames: ['endpoint'] as const,
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
+  readonly apiNetworkErrors = new Counter({
+    name: 'freight_sync_api_network_errors_total',
+    help: 'API calls without a usable HTTP answer (reset, refused, timeout)',
+    labelNames: ['endpoint', 'code'] as const,
+    registers: [this.registry],
+  });
+  readonly apiRateLimited = new Counter({
+    name: 'freight_sync_api_rate_limited_total',
+    help: 'HTTP 429 answers from the API',
+    labelNames: ['endpoint'] as const,
+    registers: [this.registry],
+  });
+  readonly apiRetries = new Counter({
+    name: 'freight_sync_api_retries_total',
+    help: 'API calls retried, by endpoint and reason',
+    labelNames: ['endpoint', 'reason'] as const,
+    registers: [this.registry],
+  });
+  readonly tokenRefreshes = new Counter({
+    name: 'freight_sync_api_token_refreshes_after_401_total',
+    help: 'Access tokens refreshed because the API answered 401',
+    registers: [this.registry],
+  });
+  readonly webhooksAccepted = new Counter({
+    name: 'freight_sync_webhooks_accepted_total',
+    help: 'Webhook deliveries answered 200, by outcome (stored, duplicate, rearmed)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly webhooksRefused = new Counter({
+    name: 'freight_sync_webhooks_refused_total',
+    help: 'Webhook deliveries refused, by reason (signature_missing, signature_malformed, signature_mismatch, too_large, bad_payload, method, unavailable)',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  readonly webhookEventsProcessed = new Counter({
+    name: 'freight_sync_webhook_events_processed_total',
+    help: 'Inbox events processed, by family and outcome (done, retry, failed)',
+    labelNames: ['family', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly webhookCatchUpEvents = new Counter({
+    name: 'freight_sync_webhook_catch_up_events_total',
+    help: 'Events read back from the webhook event log, by outcome (stored, duplicate, rearmed)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly webhookDelaySeconds = new Histogram({
+    name: 'freight_sync_webhook_processing_delay_seconds',
+    help: 'From receiving an event to its refreshed records being acknowledged by the sinks',
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300],
+    registers: [this.registry],
+  });
+
+  constructor(options: { processMetrics?: boolean } = {}) {
+    const self = this;
+    new Counter({
+      name: 'freight_sync_api_rate_limit_wait_seconds_total',
+      help: 'Time requests waited for the client-side rate budget',
+      registers: [this.registry],
+      collect() {
+        const stats = self.state?.apiStats;
+        if (!stats) return;
+        const delta = stats.rateWaitMs - self.rateWaitReportedMs;
+        if (delta > 0) {
+          this.inc(delta / 1000);
+          self.rateWaitReportedMs = stats.rateWaitMs;
+        }
+      },
+    });
+    new Gauge({
+      name: 'freight_sync_checkpoint_lag_seconds',
+      help: 'How far each polled stream\'s committed position is behind the server clock',
+      labelNames: ['stream'] as const,
+      registers: [this.registry],
+      async collect() {
+        const state = self.state;
+        if (!state) return;
+        this.reset();
+        const entries = await state.checkpoints.list();
+        const now = state.now().getTime();
+        for (const stream of state.streams) {
+          const entry = entries.find((e) => e.stream === stream);
+          const position = entry ? cursorPosition(entry.cursor) : null;
+          const at = position ? Date.parse(position) : Number.NaN;
+          if (!Number.isNaN(at)) this.set({ stream }, Math.max(0, (now - at) / 1000));
+        }
+      },
+    });
+    new Gauge({
+      name: 'freight_sync_outbox_depth',
+      help: 'Outbound commands in the outbox, by state (absent until the outbox exists)',
+      labelNames: ['state'] as const,
+      registers: [this.registry],
+      async collect() {
+        if (!self.state) return;
+        this.reset();
+        for (const [state, count] of await countByState(self.state.db, 'outbox')) this.set({ state }, count);
+      },
+    });
+    new Gauge({
+      name: 'freight_sync_webhook_inbox_events',
+      help: 'Webhook inbox events by state (pending, done, failed)',
+      labelNames: ['state'] as const,
+      registers: [this.registry],
+      async collect() {
+        if (!self.state) return;
+        this.reset();
+        for (const [state, count] of await countByState(self.state.db, 'webhook_inbox')) this.set({ state }, count);
+      },
+    });
+    if (options.processMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'freight_sync_' });
+  }
+
+  bind(state: MetricsState): void {
+    this.state = state;
+    this.rateWaitReportedMs = 0;
+  }
+
+  /** Feeds API metrics; none of these handlers may throw (client-events.ts). */
+  apiClientEvents(): ApiClientEvents {
+    const name = (e: { method: string; route: string }) => `${e.method} ${e.route}`;
+    return {
+      onResponse: ({ endpoint, status, durationMs }) => {
+        this.apiRequests.inc({ endpoint: name(endpoint), status: String(status) });
+        this.apiRequestSeconds.observe({ endpoint: name(endpoint) }, durationMs / 1000);
+      },
+      onNetworkError: ({ endpoint, code }) => this.apiNetworkErrors.inc({ endpoint: name(endpoint), code: code ?? 'unknown' }),
+      onRetry: ({ endpoint, reason }) => this.apiRetries.inc({ endpoint: name(endpoint), reason: retryReasonLabel(reason) }),
+      onRateLimited: ({ endpoint }) => this.apiRateLimited.inc({ endpoint: name(endpoint) }),
+      onTokenRefresh: () => this.tokenRefreshes.inc(),
+    };
+  }
+
+  /** A sink that reports write latency and records written; behaves exactly like `sink`. */
+  observeSink(stream: string, sinkName: string, sink: RecordSink): RecordSink {
+    return {
+      write: async (batch, signal) => {
+        const end = this.sinkWriteSeconds.startTimer({ stream, sink: sinkName });
+        try {
+          await sink.write(batch, signal);
+        } catch (error) {
+          end({ outcome: 'error' });
+          throw error;
+        }
+        end({ outcome: 'ok' });
+        let deletes = 0;
+        for (const record of batch.records) if (record.op === 'delete') deletes += 1;
+        if (batch.records.length - deletes > 0) this.recordsWritten.inc({ stream, op: 'upsert', sink: sinkName }, batch.records.length - deletes);
+        if (deletes > 0) this.recordsWritten.inc({ stream, op: 'delete', sink: sinkName }, deletes);
+      },
+    };
+  }
+
+  async render(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}
+
+/** Retry reasons are free text (`HTTP 503`, `ECONNRESET`); keep label cardinality bounded. */
+function retryReasonLabel(reason: string): string {
+  const match = /\b(\d{3})\b/.exec(reason);
+  if (match) return `http_${match[1]}`;
+  const code = /\b(E[A-Z]+|timeout|truncated)\b/i.exec(reason);
+  return code ? code[1]!.toLowerCase() : 'other';
+}
+
+/**
+ * `SELECT state, count(*)` on a table that may not exist (the outbox is optional, and a database
+ * opened by an older build has neither). A missing table or column yields no series, not an error.
+ */
+async function countByState(db: Kysely<StateTables>, table: string): Promise<Array<[string, number]>> {
+  const exists = await sql<{ n: number }>`select count(*) as n from sqlite_master where type = 'table' and name = ${table}`.execute(db);
+  if (!exists.rows[0] || Number(exists.rows[0].n) === 0) return [];
+  try {
+    const rows = await sql<{ state: string; n: number }>`select state, count(*) as n from ${sql.table(table)} group by state`.execute(db);
+    return rows.rows.map((r) => [String(r.state), Number(r.n)]);
+  } catch {
+    return [];
+  }
+}

@@ -1,0 +1,46 @@
+import type { DaemonService, DaemonServiceFactory } from '../app/daemon.js';
+import { sendJson } from './http-servers.js';
+import { Readiness } from './readiness.js';
+import { serversFor } from './server-pool.js';
+
+const ROUTES = ['/healthz', '/readyz', '/metrics'] as const;
+
+/**
+ * The ops HTTP server of `run` (`http.listen`): `/healthz` (the process answers), `/readyz`
+ * (state DB, API credentials, sinks; 503 with a JSON body naming what failed), `/metrics`
+ * (Prometheus text from the app's dedicated registry).
+ */
+export const opsHttpService: DaemonServiceFactory = ({ app, stopSignal }) => {
+  const config = app.config.http;
+  if (!config.enabled) return undefined;
+  const servers = serversFor(app);
+  const readiness = new Readiness(app, { ttlMs: config.readyCacheTtl, timeoutMs: config.checkTimeout });
+  const logger = app.logger.child({ component: 'ops-http' });
+  // Not ready from the first SIGTERM on, while the endpoints still answer during the drain.
+  stopSignal.addEventListener('abort', () => readiness.markStopping(), { once: true });
+  const service: DaemonService & { readonly port: number | undefined } = {
+    name: 'ops-http',
+    port: undefined,
+    async start() {
+      servers.mount(config.listen, '/healthz', (_req, res) => sendJson(res, 200, { status: 'ok' }));
+      servers.mount(config.listen, '/readyz', async (_req, res) => {
+        const report = await readiness.evaluate();
+        if (!report.ready) logger.debug({ checks: report.checks }, 'not ready');
+        sendJson(res, report.ready ? 200 : 503, { status: report.ready ? 'ready' : 'not ready', ...report });
+      });
+      servers.mount(config.listen, '/metrics', async (_req, res) => {
+        const { contentType, body } = await app.metrics.render();
+        res.writeHead(200, { 'Content-Type': contentType, 'Cache-Control': 'no-store' });
+        res.end(body);
+      });
+      const address = await servers.listen(config.listen);
+      (service as { port: number | undefined }).port = address.port;
+      logger.info({ listen: `${address.address}:${address.port}` }, 'ops endpoints listening (/healthz, /readyz, /metrics)');
+    },
+    async stop() {
+      readiness.markStopping();
+      for (const route of ROUTES) await servers.unmount(config.listen, route);
+    },
+  };
+  return service;
+};

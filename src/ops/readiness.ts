@@ -1,0 +1,78 @@
+import { sql } from 'kysely';
+import type { AppContext } from '../app/app-context.js';
+import { describeError } from '../util/errors.js';
+
+export interface CheckResult {
+  ok: boolean;
+  error?: string;
+  /** When the result was computed (cached results keep their time). */
+  checkedAt: string;
+}
+
+export interface ReadinessReport {
+  ready: boolean;
+  checks: Record<string, CheckResult>;
+}
+
+interface Check {
+  name: string;
+  /** Cached for `readyCacheTtl`: the API and sinks must not be hit on every probe. */
+  cached: boolean;
+  run(signal: AbortSignal): Promise<void>;
+}
+
+/**
+ * `/readyz`: the state database answers, API credentials are valid (an access token can be had —
+ * the token manager's cached token, or a refresh/retrieve when it has none), and every sink
+ * connector that has a `check()` passes it. Results of the API and sink checks are cached so a
+ * probe every few seconds costs nothing; failures are cached too, so wrong credentials do not
+ * turn probes into a request storm against the token endpoint.
+ */
+export class Readiness {
+  private readonly cache = new Map<string, { result: CheckResult; at: number }>();
+  private readonly checks: Check[];
+  private stopping = false;
+
+  constructor(
+    private readonly app: AppContext,
+    private readonly options: { ttlMs: number; timeoutMs: number },
+  ) {
+    this.checks = [
+      { name: 'state', cached: false, run: async () => void (await sql`select 1`.execute(app.db)) },
+      { name: 'api', cached: true, run: async (signal) => void (await app.client.tokens.accessToken(signal)) },
+      ...(app.connectors?.connectors ?? [])
+        .filter((c) => typeof c.instance.check === 'function')
+        .map((c) => ({ name: `connector:${c.name}`, cached: true, run: (signal: AbortSignal) => c.instance.check!(signal) })),
+    ];
+  }
+
+  /** From now on /readyz answers 503: the orchestrator stops routing to a draining daemon. */
+  markStopping(): void {
+    this.stopping = true;
+  }
+
+  async evaluate(): Promise<ReadinessReport> {
+    const entries = await Promise.all(this.checks.map(async (check) => [check.name, await this.result(check)] as const));
+    const checks = Object.fromEntries(entries) as Record<string, CheckResult>;
+    if (this.stopping) checks.shutdown = { ok: false, error: 'the daemon is stopping', checkedAt: new Date().toISOString() };
+    return { ready: Object.values(checks).every((c) => c.ok), checks };
+  }
+
+  private async result(check: Check): Promise<CheckResult> {
+    const cached = this.cache.get(check.name);
+    if (check.cached && cached && Date.now() - cached.at < this.options.ttlMs) return cached.result;
+    const signal = AbortSignal.timeout(this.options.timeoutMs);
+    let result: CheckResult;
+    try {
+      await Promise.race([
+        check.run(signal),
+        new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(new Error(`no answer within ${this.options.timeoutMs} ms`)), { once: true })),
+      ]);
+      result = { ok: true, checkedAt: new Date().toISOString() };
+    } catch (error) {
+      result = { ok: false, error: describeError(error), checkedAt: new Date().toISOString() };
+    }
+    this.cache.set(check.name, { result, at: Date.now() });
+    return result;
+  }
+}

@@ -1,0 +1,146 @@
+import { z } from 'zod';
+import { closestKey } from '../../config/closest-key.js';
+
+/*
+ * Field types of command inputs. A value arrives as text from CSV (every cell a string) or typed
+ * from JSON / SQL payloads; each helper accepts both spellings and reports anything else with
+ * the value it found, so the ERP user sees which cell to fix. Absent fields (empty cells, null)
+ * are removed before these run (see normalize-fields.ts).
+ */
+
+const MAX_SHOWN = 60;
+
+export function describeInput(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'null';
+  if (typeof value === 'string') return JSON.stringify(value.length > MAX_SHOWN ? `${value.slice(0, MAX_SHOWN)}…` : value);
+  if (Array.isArray(value)) return `an array of ${value.length}`;
+  if (typeof value === 'object') return 'an object';
+  return `${typeof value} ${String(value)}`;
+}
+
+/** Reports a bad value; a missing one (only required fields reach here without a value) as required. */
+function fail(ctx: z.RefinementCtx, message: string, value: unknown, whenMissing = 'is required'): never {
+  ctx.addIssue({ code: 'custom', message: value === undefined ? whenMissing : message });
+  return z.NEVER as never;
+}
+
+/** Text; a JSON/SQL number is accepted as its decimal text. */
+export function text() {
+  return z.unknown().transform((value, ctx): string => {
+    if (typeof value === 'string') return value;
+    if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+    return fail(ctx, `expected text, got ${describeInput(value)}`, value);
+  });
+}
+
+/** Non-empty text (ids). */
+export function id() {
+  return text().refine((v) => v.trim() !== '', 'expected an id, got an empty value');
+}
+
+const TRUE = new Set(['true', 'yes', 'y', '1']);
+const FALSE = new Set(['false', 'no', 'n', '0']);
+
+export function bool() {
+  return z.unknown().transform((value, ctx): boolean => {
+    if (typeof value === 'boolean') return value;
+    if (value === 1 || value === 0) return value === 1;
+    if (typeof value === 'string') {
+      const lowered = value.trim().toLowerCase();
+      if (TRUE.has(lowered)) return true;
+      if (FALSE.has(lowered)) return false;
+    }
+    return fail(ctx, `expected true or false, got ${describeInput(value)}`, value);
+  });
+}
+
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
+
+/** ISO 8601 date or date-time; sent as UTC (`…Z`), as the API's dates are (§2.6). */
+export function dateTime() {
+  return z.unknown().transform((value, ctx): string => {
+    if (value instanceof Date && !Number.isNaN(value.getTime())) return value.toISOString();
+    if (typeof value === 'string' && ISO_DATE.test(value.trim()) && !Number.isNaN(Date.parse(value.trim()))) {
+      return new Date(value.trim()).toISOString();
+    }
+    return fail(ctx, `expected an ISO 8601 date-time such as 2024-05-01T08:00:00Z, got ${describeInput(value)}`, value);
+  });
+}
+
+/** One of the spec's values; `caseInsensitive` accepts `import` for `IMPORT` (sent as spelled in the spec). */
+export function oneOf<const T extends readonly string[]>(values: T, options: { caseInsensitive?: boolean } = {}) {
+  return z.unknown().transform((value, ctx): T[number] => {
+    if (typeof value === 'string') {
+      if ((values as readonly string[]).includes(value)) return value as T[number];
+      if (options.caseInsensitive) {
+        const found = values.find((v) => v.toLowerCase() === value.trim().toLowerCase());
+        if (found !== undefined) return found;
+      }
+    }
+    const shown = values.map((v) => (v === '' ? '"" (empty)' : v)).join(', ');
+    const hint = typeof value === 'string' ? closestKey(value, values.filter((v) => v !== '')) : undefined;
+    return fail(ctx, `${describeInput(value)} is not one of ${shown}${hint ? ` (did you mean ${hint}?)` : ''}`, value, `is required (one of ${shown})`);
+  });
+}
+
+/** JSON text in a CSV cell, or the value itself from JSON/SQL. */
+function parseJsonText(value: unknown, ctx: z.RefinementCtx, expected: string): unknown {
+  if (typeof value !== 'string') return value;
+  try {
+    return JSON.parse(value) as unknown;
+  } catch (error) {
+    return fail(ctx, `expected ${expected} as JSON text, got ${describeInput(value)} (${(error as Error).message})`, value);
+  }
+}
+
+/** Array of ids: a JSON array, JSON text of one, or `a;b;c` in a CSV cell. */
+export function idList(options: { min?: number } = {}) {
+  return z.unknown().transform((value, ctx): string[] => {
+    let list: unknown = value;
+    if (typeof value === 'string') {
+      list = value.trim().startsWith('[')
+        ? parseJsonText(value, ctx, 'an array of ids')
+        : value.split(';').map((s) => s.trim()).filter((s) => s !== '');
+    }
+    if (!Array.isArray(list)) return fail(ctx, `expected a list of ids (a;b or a JSON array), got ${describeInput(value)}`, value);
+    const out: string[] = [];
+    list.forEach((item, index) => {
+      if (typeof item === 'string' && item.trim() !== '') out.push(item.trim());
+      else ctx.addIssue({ code: 'custom', path: [index], message: `expected an id, got ${describeInput(item)}` });
+    });
+    if (out.length < (options.min ?? 0)) ctx.addIssue({ code: 'custom', message: 'expected at least one id, got an empty list' });
+    return out;
+  });
+}
+
+/** Array of anything (objects such as pricing lines): a JSON array or JSON text of one. */
+export function jsonArray<T extends z.ZodType>(element?: T) {
+  return z.unknown().transform((value, ctx): unknown[] => {
+    const list = parseJsonText(value, ctx, 'an array');
+    if (!Array.isArray(list)) return fail(ctx, `expected a JSON array, got ${describeInput(value)}`, value);
+    if (!element) return list;
+    const out: unknown[] = [];
+    list.forEach((item, index) => {
+      const parsed = element.safeParse(item);
+      if (parsed.success) out.push(parsed.data);
+      else for (const issue of parsed.error.issues) ctx.addIssue({ code: 'custom', path: [index, ...issue.path.map(String)], message: issue.message });
+    });
+    return out;
+  });
+}
+
+/** One JSON object, or JSON text of one. */
+export function jsonObject<T extends z.ZodType>(shape: T) {
+  return z.unknown().transform((value, ctx): unknown => {
+    if (value === undefined) return fail(ctx, '', value);
+    const parsed = parseJsonText(value, ctx, 'an object');
+    const result = shape.safeParse(parsed);
+    if (result.success) return result.data;
+    for (const issue of result.error.issues) ctx.addIssue({ code: 'custom', path: issue.path.map(String), message: issue.message });
+    return z.NEVER;
+  });
+}
+
+/** An item of an array whose shape the spec does not give: objects or text (emails, ids). */
+export const anyItem = z.unknown();

@@ -1,0 +1,65 @@
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import type { Kysely } from 'kysely';
+import type { StateTables } from '../state/tables.js';
+import { OutboxBusyError } from './errors.js';
+
+const LEASE = 'dispatcher';
+const TTL_MS = 30_000;
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * One dispatcher per state database. Taken when free, expired, or held by a process of this host
+ * that no longer exists (so a rerun right after `kill -9` need not wait for the expiry); renewed
+ * while held. SQLite serialises the read-modify-write inside the transaction.
+ */
+export class DispatchLease {
+  readonly holder = `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly db: Kysely<StateTables>,
+    private readonly location: string,
+  ) {}
+
+  async acquire(): Promise<void> {
+    const host = os.hostname();
+    await this.db.transaction().execute(async (trx) => {
+      const current = await trx.selectFrom('outbox_lease').selectAll().where('name', '=', LEASE).executeTakeFirst();
+      const now = Date.now();
+      const free =
+        !current ||
+        current.holder === this.holder ||
+        Date.parse(current.expires_at) < now ||
+        (current.host === host && !processAlive(current.pid));
+      if (!free) throw new OutboxBusyError(`${current.host} pid ${current.pid}`, this.location);
+      const values = { holder: this.holder, host, pid: process.pid, expires_at: new Date(now + TTL_MS).toISOString() };
+      await trx.insertInto('outbox_lease').values({ name: LEASE, ...values }).onConflict((oc) => oc.column('name').doUpdateSet(values)).execute();
+    });
+    this.timer = setInterval(() => void this.renew().catch(() => undefined), TTL_MS / 3);
+    this.timer.unref();
+  }
+
+  private async renew(): Promise<void> {
+    await this.db
+      .updateTable('outbox_lease')
+      .set({ expires_at: new Date(Date.now() + TTL_MS).toISOString() })
+      .where('name', '=', LEASE)
+      .where('holder', '=', this.holder)
+      .execute();
+  }
+
+  async release(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.db.deleteFrom('outbox_lease').where('name', '=', LEASE).where('holder', '=', this.holder).execute();
+  }
+}

@@ -1,0 +1,207 @@
+import { sleep } from '../util/abort.js';
+import { describeError } from '../util/errors.js';
+import type { Logger } from '../util/logger.js';
+import { backoffDelay } from './backoff.js';
+import type { CommandRunner, StepOutcome } from './command-runner.js';
+import type { OutboxRepository } from './outbox-repository.js';
+
+export interface DispatcherSettings {
+  concurrency: number;
+  maxAttempts: number;
+  backoff: { base: number; max: number };
+  reconcileDelay: number;
+  /** Longest sleep between looks at the outbox when nothing is due (new commands also wake it). */
+  idleCheckMs?: number;
+}
+
+export interface DispatchStats {
+  steps: number;
+  done: number;
+  dead: number;
+  reconciled: number;
+  deadIds: number[];
+}
+
+export interface DrainOptions {
+  /** Stop taking new commands; in-flight ones finish and their state is persisted. */
+  stopSignal: AbortSignal;
+  /** Abort in-flight requests (second signal); their rows are left for reconciliation. */
+  abortSignal: AbortSignal;
+  /**
+   * `push`: return once nothing is in flight and nothing is due within `maxWaitMs`. Absent: run
+   * until the stop signal (`run`).
+   */
+  untilIdle?: { maxWaitMs: number };
+}
+
+/**
+ * Sends due commands: up to `concurrency` at once across loads, one at a time within a load
+ * group, in id order (a status change waits for its load's create). Every outcome is persisted
+ * on the row before the next step: attempts, next_attempt_at and last_error carry the retry
+ * policy, so a restart continues where this process stopped (pg-boss style).
+ */
+export class Dispatcher {
+  readonly stats: DispatchStats = { steps: 0, done: 0, dead: 0, reconciled: 0, deadIds: [] };
+  private readonly inFlight = new Map<string, Promise<void>>();
+  private wakeUp: (() => void) | undefined;
+
+  constructor(
+    private readonly outbox: OutboxRepository,
+    private readonly runner: CommandRunner,
+    private readonly settings: DispatcherSettings,
+    private readonly logger: Logger,
+    private readonly onFinal: (ids: number[]) => Promise<void>,
+  ) {}
+
+  /**
+   * Rows a previous process left in `sending` (crash, kill -9): creates and uploads may have
+   * reached the API and are reconciled after the usual delay; PUTs are idempotent and retried.
+   * Call once, while holding the dispatch lease, before `drain`.
+   */
+  async recover(): Promise<number> {
+    const rows = await this.outbox.interrupted();
+    const at = new Date(Date.now() + this.settings.reconcileDelay);
+    for (const row of rows) {
+      const post = row.kind === 'create' || row.kind === 'document';
+      await this.outbox.markWaiting(row.id, post ? 'reconciling' : 'retry', 'interrupted while the request was in flight (process stopped)', at);
+    }
+    if (rows.length > 0) this.logger.warn({ rows: rows.length }, 'commands interrupted in flight by a previous process: reconciling them');
+    return rows.length;
+  }
+
+  /** New commands arrived: look now instead of at the next idle check. */
+  notify(): void {
+    this.wakeUp?.();
+  }
+
+  async drain(options: DrainOptions): Promise<void> {
+    const idleCheck = this.settings.idleCheckMs ?? 1_000;
+    try {
+      for (;;) {
+        if (options.stopSignal.aborted || options.abortSignal.aborted) break;
+        const free = this.settings.concurrency - this.inFlight.size;
+        let launched = 0;
+        if (free > 0) {
+          // Ask for more than the free slots: heads of groups already in flight are skipped.
+          for (const head of await this.outbox.dueHeads(new Date(), free + this.inFlight.size)) {
+            if (launched >= free) break;
+            if (this.inFlight.has(head.load_group)) continue;
+            launched += 1;
+            this.launch(head.id, head.load_group, options.abortSignal);
+          }
+        }
+        const summary = await this.outbox.openSummary();
+        const now = Date.now();
+        // Due now but not launched (slots full or group busy): a finishing task wakes the loop.
+        let nextDue = summary.nextDueAt ?? Number.POSITIVE_INFINITY;
+        if (nextDue <= now) {
+          if (this.inFlight.size > 0) nextDue = Number.POSITIVE_INFINITY;
+          else if (launched === 0) nextDue = (await this.outbox.nextHeadDueAt()) ?? Number.POSITIVE_INFINITY;
+          else nextDue = now;
+        }
+        if (options.untilIdle && this.inFlight.size === 0 && launched === 0) {
+          if (summary.open === 0) break;
+          if (nextDue - now > options.untilIdle.maxWaitMs) break;
+        }
+        const waitMs = Math.max(0, Math.min(nextDue - Date.now(), idleCheck));
+        await this.waitForChange(waitMs, options.stopSignal);
+      }
+    } finally {
+      // Let in-flight calls finish and persist their outcome (an abort makes them end quickly).
+      await Promise.allSettled([...this.inFlight.values()]);
+    }
+  }
+
+  private launch(id: number, group: string, signal: AbortSignal): void {
+    const task = this.runOne(id, signal)
+      .catch((error: unknown) => this.logger.error({ err: error, outboxId: id }, 'outbox step failed unexpectedly'))
+      .finally(() => {
+        this.inFlight.delete(group);
+        this.wakeUp?.();
+      });
+    this.inFlight.set(group, task);
+  }
+
+  private async runOne(id: number, signal: AbortSignal): Promise<void> {
+    const row = await this.outbox.get(id);
+    if (!row) return;
+    if (row.state === 'sending') {
+      // Not in flight here (its group is not), so left by another process: same as recover().
+      const post = row.kind === 'create' || row.kind === 'document';
+      await this.outbox.markWaiting(id, post ? 'reconciling' : 'retry', 'interrupted while the request was in flight (process stopped)', new Date(Date.now() + this.settings.reconcileDelay));
+      return;
+    }
+    if (!['pending', 'retry', 'reconciling'].includes(row.state)) return;
+    this.stats.steps += 1;
+    let outcome: StepOutcome;
+    try {
+      outcome = await this.runner.step(row, signal);
+    } catch (error) {
+      // Only an abort gets here mid-request: the row is reconciled on the next start.
+      if (signal.aborted) {
+        const post = row.kind === 'create' || row.kind === 'document';
+        await this.outbox.markWaiting(id, post ? 'reconciling' : 'retry', 'interrupted while the request was in flight', new Date());
+        return;
+      }
+      outcome = { type: 'retry', error: describeError(error) };
+    }
+    await this.apply(id, outcome);
+  }
+
+  private async apply(id: number, outcome: StepOutcome): Promise<void> {
+    const row = await this.outbox.get(id);
+    if (!row) return;
+    const now = Date.now();
+    switch (outcome.type) {
+      case 'done':
+        await this.outbox.markDone(id, outcome.result);
+        this.stats.done += 1;
+        if (row.state === 'reconciling' || outcome.result.note?.startsWith('found')) this.stats.reconciled += 1;
+        await this.onFinal([id]);
+        return;
+      case 'dead':
+        await this.kill(id, outcome.error);
+        return;
+      case 'wait':
+        await this.outbox.markWaiting(id, 'pending', outcome.error, new Date(now + this.settings.backoff.base));
+        return;
+      case 'reconcile':
+        // An ambiguous outcome is always looked up, even after the last attempt: never left unknown.
+        await this.outbox.markWaiting(id, 'reconciling', outcome.error, new Date(now + Math.max(this.settings.reconcileDelay, row.state === 'reconciling' ? backoffDelay(row.attempts, this.settings.backoff.base, this.settings.backoff.max) : 0)));
+        return;
+      case 'retry':
+        if (row.attempts >= this.settings.maxAttempts) {
+          await this.kill(id, `gave up after ${row.attempts} attempts: ${outcome.error}`);
+          return;
+        }
+        await this.outbox.markWaiting(id, 'retry', outcome.error, new Date(now + backoffDelay(row.attempts, this.settings.backoff.base, this.settings.backoff.max)));
+        return;
+    }
+  }
+
+  private async kill(id: number, error: string): Promise<void> {
+    await this.outbox.markDead(id, error);
+    this.stats.dead += 1;
+    this.stats.deadIds.push(id);
+    this.logger.warn({ outboxId: id, error }, 'outbound command is dead');
+    await this.onFinal([id]);
+  }
+
+  private async waitForChange(ms: number, stopSignal: AbortSignal): Promise<void> {
+    if (ms <= 0 && this.inFlight.size === 0) return;
+    const signals = new AbortController();
+    const onStop = () => signals.abort();
+    stopSignal.addEventListener('abort', onStop, { once: true });
+    try {
+      await new Promise<void>((resolve) => {
+        this.wakeUp = resolve;
+        sleep(ms, signals.signal).then(resolve, resolve);
+        signals.signal.addEventListener('abort', () => resolve(), { once: true });
+      });
+    } finally {
+      this.wakeUp = undefined;
+      stopSignal.removeEventListener('abort', onStop);
+      signals.abort();
+    }
+  }
+}

@@ -1,0 +1,135 @@
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { StateTables, WebhookInboxState, WebhookInboxTable } from '../state/tables.js';
+
+export type InboxRow = Selectable<WebhookInboxTable>;
+
+export interface InboxEntry {
+  key: string;
+  eventType: string;
+  family: string;
+  referenceNumber: string | null;
+  body: string;
+  source: 'delivery' | 'log';
+  occurredAt: string | null;
+  receivedAt: string;
+}
+
+/** `stored`: new; `duplicate`: seen within the dedupe window, dropped; `rearmed`: seen long ago, processed again. */
+export type AcceptOutcome = 'stored' | 'duplicate' | 'rearmed';
+
+/**
+ * The durable webhook inbox (table `webhook_inbox`). `accept` commits before the receiver answers
+ * 200. The commit is a WAL commit (synchronous=NORMAL): it survives a crash of the process. It is
+ * deliberately not fsync'd per delivery (synchronous=FULL): the sender delivers one event at a
+ * time, so an fsync per event would cap throughput and make every later event wait. A power cut
+ * can lose the last commits; the catch-up then re-reads the event log from the newest event time
+ * that did reach the disk (`lastEventTime`), so those events come back from the log.
+ */
+export class WebhookInbox {
+  constructor(private readonly db: Kysely<StateTables>) {}
+
+  async accept(entry: InboxEntry, dedupeWindowMs: number): Promise<AcceptOutcome> {
+    // One autocommit INSERT on the hot path (no BEGIN/COMMIT round trips); the rarer duplicate
+    // path reads and maybe re-arms, which is safe without a transaction (same key, idempotent).
+    return acceptOne(this.db, entry, dedupeWindowMs);
+  }
+
+  /** Stores several entries in one durable transaction (the catch-up reads pages of the log). */
+  async acceptMany(entries: readonly InboxEntry[], dedupeWindowMs: number): Promise<AcceptOutcome[]> {
+    if (entries.length === 0) return [];
+    return this.db.transaction().execute(async (trx) => {
+      const outcomes: AcceptOutcome[] = [];
+      for (const entry of entries) outcomes.push(await acceptOne(trx, entry, dedupeWindowMs));
+      return outcomes;
+    });
+  }
+
+  /** Pending rows whose next attempt is due, oldest first. */
+  async due(limit: number, now: string): Promise<InboxRow[]> {
+    return this.db
+      .selectFrom('webhook_inbox')
+      .selectAll()
+      .where('state', '=', 'pending')
+      .where('next_attempt_at', '<=', now)
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+  }
+
+  async markDone(ids: readonly number[], now: string): Promise<void> {
+    if (ids.length === 0) return;
+    await this.db
+      .updateTable('webhook_inbox')
+      .set((eb) => ({ state: 'done', processed_at: now, last_error: null, attempts: eb('attempts', '+', 1) }))
+      .where('id', 'in', [...ids])
+      .execute();
+  }
+
+  /** Records a failed attempt; after `maxAttempts` the row is parked as `failed` (polling still covers it). */
+  async markFailed(row: InboxRow, error: string, retryAt: string, maxAttempts: number): Promise<WebhookInboxState> {
+    const attempts = row.attempts + 1;
+    const state: WebhookInboxState = attempts >= maxAttempts ? 'failed' : 'pending';
+    await this.db
+      .updateTable('webhook_inbox')
+      .set({ attempts, state, last_error: error.slice(0, 2000), next_attempt_at: retryAt })
+      .where('id', '=', row.id)
+      .execute();
+    return state;
+  }
+
+  /** The newest event time the inbox knows (log rows: when it happened; deliveries: when received). */
+  async lastEventTime(): Promise<string | null> {
+    const row = await this.db
+      .selectFrom('webhook_inbox')
+      .select(sql<string | null>`max(coalesce(occurred_at, received_at))`.as('last'))
+      .executeTakeFirst();
+    return row?.last ?? null;
+  }
+
+  async countByState(): Promise<Record<WebhookInboxState, number>> {
+    const rows = await this.db.selectFrom('webhook_inbox').select(['state', (eb) => eb.fn.countAll<number>().as('n')]).groupBy('state').execute();
+    const out: Record<WebhookInboxState, number> = { pending: 0, done: 0, failed: 0 };
+    for (const row of rows) out[row.state] = Number(row.n);
+    return out;
+  }
+
+  /** Deletes processed rows received before `before`; failed rows stay for inspection. */
+  async prune(before: string): Promise<number> {
+    const result = await this.db.deleteFrom('webhook_inbox').where('state', '=', 'done').where('received_at', '<', before).executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+}
+
+async function acceptOne(trx: Kysely<StateTables>, entry: InboxEntry, dedupeWindowMs: number): Promise<AcceptOutcome> {
+  const inserted = await trx
+    .insertInto('webhook_inbox')
+    .values({
+      event_key: entry.key,
+      event_type: entry.eventType,
+      family: entry.family,
+      reference_number: entry.referenceNumber,
+      body: entry.body,
+      source: entry.source,
+      occurred_at: entry.occurredAt,
+      received_at: entry.receivedAt,
+      state: 'pending',
+      next_attempt_at: entry.receivedAt,
+      last_error: null,
+      processed_at: null,
+    })
+    .onConflict((oc) => oc.column('event_key').doNothing())
+    .executeTakeFirst();
+  if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) > 0) return 'stored';
+  // Same key seen before. Within the window it is a sender retry (or the log echoing a delivery):
+  // drop it. Much later, an identical body is a new change that happens to look the same (a
+  // status set back to the same value): refresh again rather than miss it.
+  const existing = await trx.selectFrom('webhook_inbox').select(['state', 'received_at', 'occurred_at']).where('event_key', '=', entry.key).executeTakeFirstOrThrow();
+  const age = Date.parse(entry.occurredAt ?? entry.receivedAt) - Date.parse(existing.occurred_at ?? existing.received_at);
+  if (existing.state === 'pending' || age < dedupeWindowMs) return 'duplicate';
+  await trx
+    .updateTable('webhook_inbox')
+    .set({ state: 'pending', attempts: 0, received_at: entry.receivedAt, occurred_at: entry.occurredAt, next_attempt_at: entry.receivedAt, last_error: null, processed_at: null })
+    .where('event_key', '=', entry.key)
+    .execute();
+  return 'rearmed';
+}

@@ -1,0 +1,213 @@
+import pLimit from 'p-limit';
+import type { AppContext } from '../app/app-context.js';
+import type { ResolvedStream } from '../app/stream-settings.js';
+import { isAbortError } from '../util/abort.js';
+import { describeError } from '../util/errors.js';
+import type { Logger } from '../util/logger.js';
+import { deliverBatch } from '../sync/stream-runner.js';
+import type { SyncSideTables } from '../sync/side-tables.js';
+import type { RawRecord, StreamName } from '../sync/stream-definition.js';
+import type { InboxRow, WebhookInbox } from './inbox.js';
+import { LOAD_FAMILIES, refreshDocuments, refreshInvoice, refreshLoad, type Refreshed } from './refresh.js';
+import { invoiceLoadReferences, parseEvent, type ParsedEvent } from './webhook-event.js';
+import { Wakeup } from './wakeup.js';
+
+const IDLE_POLL_MS = 1_000;
+const MAX_RETRY_DELAY_MS = 5 * 60_000;
+
+export interface ProcessorOptions {
+  batchSize: number;
+  maxAttempts: number;
+}
+
+interface Item {
+  row: InboxRow;
+  event: ParsedEvent;
+}
+
+/** Records for one stream from one batch, and which inbox rows they came from. */
+interface StreamWork {
+  stream: ResolvedStream;
+  records: RawRecord[];
+  afterCommit: Array<(side: SyncSideTables) => Promise<void>>;
+  rows: Set<number>;
+}
+
+/**
+ * Works off the inbox after the 200 went out: takes due events in batches, fetches each
+ * referenced record once (GET /loads/<ref>, /invoices/<ref>, /load-document/), and hands the
+ * results to the sinks of the corresponding stream with `deliverBatch` — the same path polled
+ * records take, so content-hash dedup, tombstones and invoice bookkeeping behave alike. One sink
+ * write per stream per batch keeps latency low under bursts. A failed event is retried with
+ * backoff, then parked as `failed`; polling remains the safety net for anything parked.
+ */
+export class WebhookProcessor {
+  readonly wakeup = new Wakeup();
+  private readonly limit: ReturnType<typeof pLimit>;
+  private readonly logger: Logger;
+
+  constructor(
+    private readonly app: AppContext,
+    private readonly inbox: WebhookInbox,
+    private readonly options: ProcessorOptions,
+  ) {
+    this.limit = pLimit(Math.max(1, app.config.api.rateLimit.maxInFlight));
+    this.logger = app.logger.child({ component: 'webhook-processor' });
+  }
+
+  /** Runs until `signal` aborts; the current batch is finished first (its writes use `writeSignal`). */
+  async run(signal: AbortSignal, writeSignal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      try {
+        const processed = await this.processDue(writeSignal);
+        if (processed === 0) await this.wakeup.wait(IDLE_POLL_MS, signal);
+      } catch (error) {
+        if (isAbortError(error) && writeSignal.aborted) return;
+        // The loop survives anything (a locked database, a bug in one event): log, pause, go on.
+        this.logger.error({ err: error }, 'webhook processing pass failed');
+        await this.wakeup.wait(IDLE_POLL_MS * 5, signal);
+      }
+    }
+  }
+
+  /** One batch of due events; returns how many rows it took. */
+  async processDue(signal: AbortSignal): Promise<number> {
+    const now = new Date().toISOString();
+    const rows = await this.inbox.due(this.options.batchSize, now);
+    if (rows.length === 0) return 0;
+    const errors = new Map<number, string>();
+    const items: Item[] = [];
+    for (const row of rows) {
+      try {
+        items.push({ row, event: parseEvent(row.body) });
+      } catch (error) {
+        errors.set(row.id, describeError(error));
+      }
+    }
+    const startedAt = Date.now();
+    const work = await this.refreshAll(items, errors, signal);
+    const fetchedAt = Date.now();
+    // Streams are independent (own sinks' files, own delivery lock): deliver them in parallel.
+    await Promise.all(
+      [...work.values()].map(async (w) => {
+        const ids = [...w.rows].filter((id) => !errors.has(id));
+        if (ids.length === 0 && w.afterCommit.length === 0) return;
+        try {
+          await deliverBatch(this.app.deps, {
+            definition: w.stream.definition,
+            sinks: this.app.sinksFor(w.stream),
+            records: w.records,
+            batchId: `webhook_${rows[0]!.id}-${rows[rows.length - 1]!.id}`,
+            signal,
+            afterCommit: w.afterCommit,
+          });
+        } catch (error) {
+          if (isAbortError(error) && signal.aborted) throw error;
+          this.logger.error({ err: error, stream: w.stream.definition.name }, 'webhook refresh could not be delivered; will retry');
+          for (const id of w.rows) errors.set(id, `${w.stream.definition.name}: ${describeError(error)}`);
+        }
+      }),
+    );
+    const deliveredAt = Date.now();
+    await this.settle(rows, items, errors);
+    this.logger.debug(
+      { events: rows.length, failed: errors.size, fetchMs: fetchedAt - startedAt, deliverMs: deliveredAt - fetchedAt, settleMs: Date.now() - deliveredAt },
+      'webhook batch processed',
+    );
+    return rows.length;
+  }
+
+  private streamOf(name: StreamName): ResolvedStream | undefined {
+    return this.app.streams.find((s) => s.definition.name === name);
+  }
+
+  /** Fetches what every event points at (each reference once per batch), grouped by stream. */
+  private async refreshAll(items: Item[], errors: Map<number, string>, signal: AbortSignal): Promise<Map<StreamName, StreamWork>> {
+    const work = new Map<StreamName, StreamWork>();
+    const add = (stream: ResolvedStream, refreshed: Refreshed, rowIds: readonly number[]) => {
+      let w = work.get(stream.definition.name);
+      if (!w) work.set(stream.definition.name, (w = { stream, records: [], afterCommit: [], rows: new Set() }));
+      w.records.push(...refreshed.records);
+      w.afterCommit.push(...refreshed.afterCommit);
+      for (const id of rowIds) w.rows.add(id);
+    };
+    const fetches = new Map<string, { rows: number[]; stream: ResolvedStream; fetch: () => Promise<Refreshed> }>();
+    const want = (key: string, stream: ResolvedStream, row: number, fetch: () => Promise<Refreshed>) => {
+      const existing = fetches.get(key);
+      if (existing) existing.rows.push(row);
+      else fetches.set(key, { rows: [row], stream, fetch });
+    };
+    const loads = this.streamOf('loads');
+    const invoices = this.streamOf('invoices');
+    const documents = this.streamOf('loadDocuments');
+    const events = this.streamOf('events');
+    const client = this.app.client;
+    for (const { row, event } of items) {
+      const ref = event.referenceNumber;
+      const loadId = typeof event.payload._id === 'string' ? event.payload._id : null;
+      const occurredAt = row.occurred_at ?? row.received_at;
+      if (LOAD_FAMILIES.has(event.family) && ref && loads) {
+        const options = loads.options as { includeChargeSets?: boolean; includeVendorPay?: boolean };
+        want(`load:${ref}`, loads, row.id, () => refreshLoad(client, ref, { ...options, loadId, occurredAt }, signal));
+      } else if (event.family === 'invoice' && invoices) {
+        const includePaymentHistory = (invoices.options as { includePaymentHistory?: boolean }).includePaymentHistory !== false;
+        for (const invoiceRef of invoiceLoadReferences(event.payload)) {
+          want(`invoice:${invoiceRef}`, invoices, row.id, () => refreshInvoice(client, invoiceRef, includePaymentHistory, signal));
+        }
+      } else if (event.family === 'document' && ref && documents) {
+        const changed = event.payload.changedValues as Record<string, unknown> | undefined;
+        const type = typeof changed?.type === 'string' ? changed.type : null;
+        if (type) want(`document:${ref}\u0000${type}`, documents, row.id, () => refreshDocuments(client, ref, type, loadId, signal));
+      }
+      if (events) add(events, { records: [eventRecord(row, event)], afterCommit: [] }, [row.id]);
+    }
+    await Promise.all(
+      [...fetches.values()].map((f) =>
+        this.limit(async () => {
+          try {
+            add(f.stream, await f.fetch(), f.rows);
+          } catch (error) {
+            if (isAbortError(error) && signal.aborted) throw error;
+            for (const id of f.rows) errors.set(id, describeError(error));
+          }
+        }),
+      ),
+    );
+    return work;
+  }
+
+  private async settle(rows: InboxRow[], items: Item[], errors: Map<number, string>): Promise<void> {
+    const now = new Date();
+    const family = new Map(items.map((i) => [i.row.id, i.event.family]));
+    const done = rows.filter((r) => !errors.has(r.id));
+    await this.inbox.markDone(done.map((r) => r.id), now.toISOString());
+    for (const row of done) {
+      this.app.metrics.webhookEventsProcessed.inc({ family: family.get(row.id) ?? 'unknown', outcome: 'done' });
+      // Only deliveries measure the webhook path; log rows were waiting for a restart.
+      if (row.source === 'delivery') this.app.metrics.webhookDelaySeconds.observe(Math.max(0, now.getTime() - Date.parse(row.received_at)) / 1000);
+    }
+    for (const row of rows) {
+      const error = errors.get(row.id);
+      if (error === undefined) continue;
+      const delay = Math.min(MAX_RETRY_DELAY_MS, 1_000 * 2 ** row.attempts) * (0.75 + Math.random() * 0.5);
+      const state = await this.inbox.markFailed(row, error, new Date(now.getTime() + delay).toISOString(), this.options.maxAttempts);
+      this.app.metrics.webhookEventsProcessed.inc({ family: family.get(row.id) ?? 'unknown', outcome: state === 'failed' ? 'failed' : 'retry' });
+      const level = state === 'failed' ? 'error' : 'warn';
+      this.logger[level]({ event: row.event_type, reference: row.reference_number, attempts: row.attempts + 1, error }, state === 'failed' ? 'webhook event parked as failed (polling still covers it)' : 'webhook event will be retried');
+    }
+  }
+}
+
+/** The `events` stream representation of one inbox row (see streams/events.ts). */
+function eventRecord(row: InboxRow, event: ParsedEvent): RawRecord {
+  return {
+    event_key: row.event_key,
+    eventType: event.eventType,
+    family: event.family,
+    reference_number: event.referenceNumber,
+    occurred_at: row.occurred_at,
+    received_at: row.received_at,
+    source: row.source,
+    payload: event.payload,
+  };
+}

@@ -1,0 +1,1 @@
+export { MemorySource } from '../../src/outbound/memory-source.js';

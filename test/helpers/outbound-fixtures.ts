@@ -1,0 +1,61 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+
+export const CSV_HEADER = ['erp_key', 'kind', 'type_of_load', 'preSetOrderStatus', 'caller', 'shipper', 'status'];
+
+export function csvKey(i: number): string {
+  return `CSV-${String(i).padStart(5, '0')}`;
+}
+
+export function sqlKey(i: number): string {
+  return `SQL-${String(i).padStart(5, '0')}`;
+}
+
+/**
+ * An inbox CSV of `count` creates (ERP customer codes), then status changes for every tenth load:
+ * AVAILABLE, and for every twentieth a later PENDING (a second revision, applied after the first).
+ */
+export function writeCreatesCsv(file: string, count: number, keyOf: (i: number) => string = csvKey): void {
+  const lines = [CSV_HEADER.join(',')];
+  for (let i = 1; i <= count; i++) lines.push([keyOf(i), 'create', i % 2 ? 'IMPORT' : 'EXPORT', '', 'CUS000001', 'CUS000002;CUS000003', ''].join(','));
+  for (let i = 10; i <= count; i += 10) lines.push([keyOf(i), 'status', '', '', '', '', 'AVAILABLE'].join(','));
+  for (let i = 20; i <= count; i += 20) lines.push([keyOf(i), 'status', '', '', '', '', 'PENDING'].join(','));
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(`${file}.part`, `${lines.join('\r\n')}\r\n`);
+  fs.renameSync(`${file}.part`, file);
+}
+
+/** `count` create_load rows (and change_status for every tenth) into the SQL staging table. */
+export function insertStagingCreates(filename: string, count: number, table = 'freight_outbound_requests'): void {
+  const db = new Database(filename);
+  try {
+    const insert = db.prepare(`insert into ${table} (erp_key, kind, payload) values (?, ?, ?)`);
+    db.transaction(() => {
+      for (let i = 1; i <= count; i++) {
+        insert.run(sqlKey(i), 'create_load', JSON.stringify({ type_of_load: 'ROAD', preSetOrderStatus: 'PULL_RETURN', caller: 'CUS000004', shipper: ['CUS000005'] }));
+      }
+      for (let i = 10; i <= count; i += 10) insert.run(sqlKey(i), 'change_status', JSON.stringify({ status: 'AVAILABLE' }));
+    })();
+  } finally {
+    db.close();
+  }
+}
+
+export interface StagingRow {
+  id: number;
+  erp_key: string;
+  kind: string;
+  status: string;
+  reference_number: string | null;
+  error: string | null;
+}
+
+export function readStaging(filename: string, table = 'freight_outbound_requests'): StagingRow[] {
+  const db = new Database(filename, { readonly: true });
+  try {
+    return db.prepare(`select id, erp_key, kind, status, reference_number, error from ${table} order by id`).all() as StagingRow[];
+  } finally {
+    db.close();
+  }
+}
