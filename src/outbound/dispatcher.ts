@@ -90,6 +90,11 @@ export class Dispatcher {
             this.launch(head.id, head.load_group, options.abortSignal);
           }
         }
+        if (this.inFlight.size > 0 && !options.untilIdle) {
+          // A finishing task wakes the loop; no need to look at the backlog now.
+          await this.waitForChange(idleCheck, options.stopSignal);
+          continue;
+        }
         const summary = await this.outbox.openSummary();
         const now = Date.now();
         // Due now but not launched (slots full or group busy): a finishing task wakes the loop.
