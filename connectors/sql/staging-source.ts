@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { CommandSource, InboundRequest, InboundResult, InboundUnit } from '../../src/plugins/connector.js';
-import { throwIfAborted } from '../../src/util/abort.js';
+import { sleep, throwIfAborted } from '../../src/util/abort.js';
+import { classifyDbError } from './db-errors.js';
 import type { Logger } from '../../src/util/logger.js';
 import type { AnyDb } from './connect.js';
 import type { SqlDialectName } from './options.js';
@@ -59,6 +60,20 @@ export class StagingSource implements CommandSource {
       this.logger.warn({ table: this.table, rows: Number(stale.numUpdatedRows) }, 'staging rows left claimed by an earlier run are claimed again');
     }
 
+    // Two daemons claiming at once can deadlock on MySQL/MariaDB; the claim is one statement, so retrying is safe.
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await this.claim(now, signal);
+      } catch (error) {
+        if (attempt >= 5 || !classifyDbError(ctx.dialect, error).retryable) throw error;
+        await sleep(20 * attempt + Math.floor(Math.random() * 20), signal);
+      }
+    }
+  }
+
+  private async claim(now: Date, signal: AbortSignal): Promise<InboundUnit[]> {
+    throwIfAborted(signal);
+    const { db, ctx } = this;
     const token = randomUUID();
     const claim = { status: 'claimed', claim_token: token, claimed_at: timestampValue(ctx.dialect, now) };
     const limit = this.settings.claimBatch;

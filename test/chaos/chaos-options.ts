@@ -9,7 +9,10 @@ export interface ChaosOptions {
   readonly variant: ChaosVariant;
   /** SIGKILLs of the daemon before the final pass. */
   readonly kills: number;
-  /** A kill lands this long after a (re)start, uniformly in [min, max] ms. */
+  /**
+   * A quarter of the kills land during start-up (this many ms after spawn, uniformly in [min, max]
+   * of the first half); the rest this long after the daemon logged "daemon running".
+   */
   readonly killAfterMs: readonly [number, number];
   readonly loads: number;
   /** Outbound creates dropped as inbox files / inserted as staging rows, spread over the kills. */
@@ -45,11 +48,11 @@ export function shortChaos(seed: number, variant: ChaosVariant = 'main'): ChaosO
     seed,
     variant,
     kills: envNumber('CHAOS_SHORT_KILLS', 4),
-    killAfterMs: [400, 3000],
+    killAfterMs: [200, 4000],
     loads: 600,
     inboxCreates: 24,
     stagingCreates: 16,
-    serverRps: 40,
+    serverRps: 15,
     faultRate: 0.05,
     accessTokenTtlMs: 4000,
     clockOffsetMs: variant === 'main' ? 90_000 : -75_000,
@@ -65,11 +68,11 @@ export function longChaos(seed: number, variant: ChaosVariant): ChaosOptions {
     seed,
     variant,
     kills: Math.max(1, envNumber('CHAOS_KILLS', 20)),
-    killAfterMs: [300, 6000],
+    killAfterMs: [200, 8000],
     loads: envNumber('CHAOS_LOADS', 4000),
     inboxCreates: 120,
     stagingCreates: 80,
-    serverRps: 40,
+    serverRps: 20,
     faultRate: 0.06,
     accessTokenTtlMs: 5000,
     clockOffsetMs: variant === 'main' ? 150_000 : -120_000,

@@ -106,7 +106,11 @@ export async function runChaos(options: ChaosOptions, print: (line: string) => v
       feed.dropInboxFile(perKillInbox);
       feed.queueStaging(perKillStaging);
       const [min, max] = options.killAfterMs;
-      const wait = min + Math.floor(rng.next() * (max - min));
+      // Start-up kills hit migrations, connector init and token recovery; the others hit passes,
+      // batches, checkpoint commits and outbound sends at whatever point they are.
+      const duringStartup = rng.next() < 0.25;
+      if (!duringStartup) await waitForOutput(daemon, 'daemon running', 30_000, () => feed.flushStaging());
+      const wait = duringStartup ? min + Math.floor(rng.next() * ((max - min) / 2)) : min + Math.floor(rng.next() * (max - min));
       const diedEarly = await waitOrExit(daemon, wait, () => feed.flushStaging());
       if (diedEarly) {
         problems.push(`daemon exited by itself before kill ${i + 1} (code ${diedEarly.code}, signal ${diedEarly.signal}):\n${tail(daemon.output())}`);
@@ -116,7 +120,7 @@ export async function runChaos(options: ChaosOptions, print: (line: string) => v
         kills += 1;
       }
       for (const t of tokensInState(stateFile)) tokens.add(t);
-      print(`  kill ${kills}/${options.kills} after ${wait} ms`);
+      print(`  kill ${kills}/${options.kills}: ${wait} ms after ${duringStartup ? 'spawn' : '"daemon running"'}`);
     }
 
     // Final phase: no more changes on the server; everything left is sent; the daemon drains.
@@ -128,13 +132,18 @@ export async function runChaos(options: ChaosOptions, print: (line: string) => v
       return feed.pendingStaging === 0 && outboundSettled(inboxDir, hasInbox, sinkSet.sqliteFile);
     }, final, 120_000);
     if (!drained) problems.push(`outbound did not drain within 120 s:\n${tail(final.output())}`);
+    // The daemon's own final pass: every stream completes a run that started after the last
+    // change (mutator stopped, outbound drained) fell behind the safety lag (2 s) and the Date
+    // header's 1 s resolution. Only then the graceful stop.
+    const settledAt = new Date(Date.now() + 4_000).toISOString();
+    const passed = await waitUntil(() => streamsPassedSince(stateFile, streams.map((s) => s.stream), settledAt), final, 180_000);
+    if (!passed) problems.push(`the daemon did not complete a pass of every stream after ${settledAt}:\n${tail(final.output())}`);
     final.child.kill('SIGTERM');
     const stop = await exitWithin(final, 15_000);
     if (stop.timedOut || stop.code !== 0) problems.push(`SIGTERM: daemon ${stop.timedOut ? 'did not stop within 15 s' : `exited with ${stop.code ?? stop.signal}`}:\n${tail(final.output())}`);
     for (const t of tokensInState(stateFile)) tokens.add(t);
 
-    // Past the safety lag (2 s) and the Date header's 1 s resolution, one more incremental pass.
-    await sleep(4_000);
+    // And one `sync` as an operator would run it: it must succeed and may only confirm.
     const sync = startCli(['sync', '-c', configFile, '--log-level', options.logLevel], { env, logFile, cwd: dir });
     const syncExit = await exitWithin(sync, 180_000);
     if (syncExit.timedOut || syncExit.code !== 0) problems.push(`final sync: ${syncExit.timedOut ? 'timed out' : `exit ${syncExit.code}`}:\n${tail(sync.output())}`);
@@ -184,6 +193,15 @@ async function waitOrExit(run: CliChild, ms: number, tick: () => void) {
   return exit;
 }
 
+/** Waits until the process printed `text` (or exited, or `ms` passed). */
+async function waitForOutput(run: CliChild, text: string, ms: number, tick: () => void): Promise<void> {
+  const until = Date.now() + ms;
+  while (Date.now() < until && run.child.exitCode === null && !run.output().includes(text)) {
+    tick();
+    await sleep(50);
+  }
+}
+
 async function waitUntil(done: () => boolean, run: CliChild, ms: number): Promise<boolean> {
   const until = Date.now() + ms;
   let exited = false;
@@ -205,6 +223,22 @@ function outboundSettled(inboxDir: string, hasInbox: boolean, sqliteFile: string
     if (pending('') + pending('processing') > 0) return false;
   }
   return stagingSettled(sqliteFile);
+}
+
+/** Whether every stream has an `ok` run that started after `since` (runs table of the state database). */
+function streamsPassedSince(stateFile: string, streams: readonly string[], since: string): boolean {
+  if (!fs.existsSync(stateFile)) return false;
+  const db = new Database(stateFile, { readonly: true });
+  try {
+    db.pragma('busy_timeout = 2000');
+    const rows = db.prepare("select distinct stream from runs where status = 'ok' and started_at > ?").all(since) as Array<{ stream: string }>;
+    const done = new Set(rows.map((r) => r.stream));
+    return streams.every((s) => done.has(s));
+  } catch {
+    return false;
+  } finally {
+    db.close();
+  }
 }
 
 function stagingSettled(file: string | undefined): boolean {
