@@ -1,8 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { renderTable } from '../src/cli/table.js';
 import { benchSideBySide } from './bare-loop.js';
+import { benchOutbound } from './outbound.js';
+import { benchSqlUpsert } from './sql-upsert.js';
 import { describeMachine } from './machine.js';
 import { benchBackfill, type BackfillBenchResult } from './pull-backfill.js';
 
@@ -78,24 +80,27 @@ async function main(): Promise<void> {
     });
   }
 
-  // Benchmarks contributed by the connectors and outbound modules, when present.
-  for (const [name, file, exportName] of [
-    ['sql', 'sql-upsert.js', 'benchSqlUpsert'],
-    ['outbound', 'outbound.js', 'benchOutbound'],
-  ] as const) {
-    if (!wanted(name)) continue;
-    const modulePath = path.join(here, file);
-    if (!fs.existsSync(modulePath)) continue;
-    log(`${name} benchmark …`);
-    const module = (await import(pathToFileURL(modulePath).href)) as Record<string, (opts: { quick: boolean }) => Promise<{ title: string; headers: string[]; rows: Array<Array<string | number>>; notes?: string }>>;
-    const run = module[exportName];
-    if (!run) continue;
-    try {
-      const result = await run({ quick });
-      sections.push({ title: result.title, table: renderTable(result.headers, result.rows), notes: result.notes });
-    } catch (error) {
-      sections.push({ title: `${name}: FAILED`, table: `${error instanceof Error ? error.message : String(error)}\n` });
-    }
+  if (wanted('sql')) {
+    const records = quick ? 5_000 : 20_000;
+    log(`SQL sink upserts of ${records} mapped loads per dialect …`);
+    const results = await benchSqlUpsert({ records });
+    sections.push({
+      title: 'Sinks: SQL upsert throughput (default loads mapping with its stops child table, batches of 50, one transaction each)',
+      table: renderTable(
+        ['sink', 'records', 'seconds', 'records/s'],
+        results.map((r) => [r.sink, r.records, r.skipped ? 'skipped' : fixed(r.seconds, 1), r.skipped ? r.skipped : Math.round(r.recordsPerSecond)]),
+      ),
+    });
+  }
+
+  if (wanted('outbound')) {
+    const creates = quick ? 150 : 300;
+    log(`outbound: ${creates} creates at a 10 req/s limit …`);
+    const r = await benchOutbound({ creates, limit: 10 });
+    sections.push({
+      title: 'Outbound: load creates at a 10 req/s server limit (goal: creates/s ÷ limit ≥ 0.9)',
+      table: renderTable(['creates', 'seconds', 'creates/s', 'limit', 'ratio'], [[r.creates, fixed(r.seconds, 1), fixed(r.createsPerSecond), r.limit, fixed(r.ratio, 3)]]),
+    });
   }
 
   const body = sections.map((s) => `### ${s.title}\n\n\`\`\`\n${s.table}\`\`\`\n${s.notes ? `\n${s.notes}\n` : ''}`).join('\n');
