@@ -261,9 +261,15 @@ export class ApiClient {
       // A 2xx that is not JSON: an HTML page from a proxy, or a body cut short. Worth a retry.
       throw new ApiResponseError(endpoint, status, `${json.reason}; ${describeNonJsonBody(response)}`, true);
     }
-    const envelope = successEnvelopeSchema.safeParse(json.value);
-    if (!envelope.success || typeof json.value !== 'object' || json.value === null || !('data' in json.value)) {
+    if (typeof json.value !== 'object' || json.value === null || Array.isArray(json.value) || !('data' in json.value)) {
       throw new ApiResponseError(endpoint, status, 'the body is not a response envelope (no `data`)', false);
+    }
+    const envelope = successEnvelopeSchema.safeParse(json.value);
+    if (!envelope.success) {
+      // Name the field that is wrong (e.g. `count: "many"`), not a generic "no data".
+      const first = envelope.error.issues[0];
+      const where = first && first.path.length > 0 ? first.path.join('.') : 'envelope';
+      throw new ApiResponseError(endpoint, status, `envelope ${where}: ${first?.message ?? 'invalid'}`, false);
     }
     const data = schema.safeParse(envelope.data.data);
     if (!data.success) {

@@ -1,3 +1,4 @@
+import { cursorInProgress, cursorPosition } from '../sync/cursor-position.js';
 import type { AppContext } from './app-context.js';
 import { collectOutboundStatus, type OutboundStatus } from '../outbound/outbound-status.js';
 
@@ -25,16 +26,6 @@ export interface SyncStatusReport {
   outbound: OutboundStatus;
 }
 
-function checkpointPosition(cursor: unknown): { at: string | null; inProgress: boolean } {
-  if (!cursor || typeof cursor !== 'object') return { at: null, inProgress: false };
-  const c = cursor as Record<string, unknown>;
-  if (c.billing) return checkpointPosition(c.billing);
-  if (c.mode === 'snapshot') return { at: (c.lastRunAt as string | null) ?? null, inProgress: false };
-  const window = c.window as { lower?: string; from?: string } | null | undefined;
-  if (window) return { at: window.lower ?? window.from ?? null, inProgress: true };
-  return { at: (c.highWater as string | null) ?? null, inProgress: false };
-}
-
 /** Per-stream status from the state database (no API call unless `serverNow` is given). */
 export async function collectStatus(app: AppContext, serverNow?: Date): Promise<SyncStatusReport> {
   const now = serverNow ?? new Date();
@@ -48,7 +39,8 @@ export async function collectStatus(app: AppContext, serverNow?: Date): Promise<
   const streams: StreamStatus[] = [];
   for (const [name, settings] of Object.entries(app.config.sync.streams)) {
     if (!settings) continue;
-    const position = checkpointPosition(entries.get(name)?.cursor);
+    const cursor = entries.get(name)?.cursor;
+    const position = { at: cursorPosition(cursor), inProgress: cursorInProgress(cursor) };
     const last = await app.runs.last(name);
     const atMs = position.at ? Date.parse(position.at) : NaN;
     streams.push({

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { validate as isValidCron } from 'node-cron';
 import { parseIsoDuration } from '../util/duration.js';
+import { cronFieldProblem } from './cron-fields.js';
 import { describeValue } from './format-issues.js';
 import {
   API_VARIANTS,
@@ -98,8 +99,10 @@ export function isoDateTime() {
 
 export function cronExpression() {
   return z.unknown().transform((value, ctx): string => {
-    if (typeof value === 'string' && isValidCron(value.trim())) return value.trim();
-    requiredOr(ctx, value, `expected a cron expression such as "*/5 * * * *", got ${describeValue(value)}`);
+    const problem = typeof value === 'string' && isValidCron(value.trim()) ? cronFieldProblem(value) : undefined;
+    if (typeof value === 'string' && isValidCron(value.trim()) && problem === undefined) return value.trim();
+    const why = problem === undefined ? '' : ` (${problem})`;
+    requiredOr(ctx, value, `expected a cron expression such as "*/5 * * * *", got ${describeValue(value)}${why}`);
     return z.NEVER;
   });
 }

@@ -2,23 +2,10 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { STREAM_NAMES, type StreamName } from '../config/types.js';
+
 /** Every stream the daemon syncs; each has a default mapping in `config/mappings/<stream>.yaml`. */
-export const STREAM_NAMES = [
-  'loads',
-  'invoices',
-  'bills',
-  'supportMoves',
-  'loadAudits',
-  'customerAudits',
-  'customers',
-  'consignees',
-  'webhookEvents',
-  'chargeCodes',
-  'loadDocumentTypes',
-  'events',
-  'loadDocuments',
-] as const;
-export type StreamName = (typeof STREAM_NAMES)[number];
+export { STREAM_NAMES, type StreamName };
 
 export function isStreamName(name: string): name is StreamName {
   return (STREAM_NAMES as readonly string[]).includes(name);

@@ -4,7 +4,7 @@ import type { ApiClientEvents, ApiClientStats } from '../api/client-events.js';
 import type { RecordSink } from '../plugins/connector.js';
 import type { CheckpointRepository } from '../state/checkpoint-repository.js';
 import type { StateTables } from '../state/tables.js';
-import { cursorPosition } from './cursor-position.js';
+import { cursorPosition } from '../sync/cursor-position.js';
 
 /** What the scrape-time collectors read; bound once the app is built. */
 export interface MetricsState {

@@ -12,6 +12,7 @@ import { describeError } from '../util/errors.js';
 import { KeyedMutex } from '../util/keyed-mutex.js';
 import type { Logger } from '../util/logger.js';
 import { contentHash } from './content-hash.js';
+import { cursorCompletedAt, cursorPosition } from './cursor-position.js';
 import { readAhead } from './read-ahead.js';
 import { markEchoes } from '../outbound/echo-marks.js';
 import type { RecordBatch, SyncRecord } from './record.js';
@@ -229,7 +230,7 @@ export async function runStream(deps: StreamRunDeps, request: StreamRunRequest):
       summary.unchanged += outcome.unchanged;
       summary.rejected += outcome.rejected;
       summary.pages += chunk.pages;
-      request.onProgress?.({ stream, records: summary.delivered, pages: summary.pages, position: describePosition(chunk.cursor) });
+      request.onProgress?.({ stream, records: summary.delivered, pages: summary.pages, position: cursorPosition(chunk.cursor) });
       if (request.stopSignal?.aborted) {
         summary.status = 'stopped';
         break;
@@ -271,26 +272,9 @@ export /**
  */
 async function seedIncrementalCheckpoint(deps: StreamRunDeps, definition: AnyStreamDefinition, cursorKey: string, plan: RunPlan): Promise<void> {
   const finished = await deps.checkpoints.get(cursorKey, definition.cursorSchema);
-  const reached = finishedAt(finished);
+  const reached = cursorCompletedAt(finished);
   if (!reached || !plan.from || Date.parse(plan.from) > Date.parse(plan.initialFrom)) return;
   if ((await deps.checkpoints.list()).some((entry) => entry.stream === definition.name)) return;
   const seed = definition.resetCursor(deps.client.variant, reached);
   if (seed !== null) await deps.checkpoints.set(definition.name, seed, definition.cursorSchema);
-}
-
-/** The end of a completed range, or undefined while a range is still being read. */
-function finishedAt(cursor: unknown): string | undefined {
-  if (!cursor || typeof cursor !== 'object') return undefined;
-  const c = cursor as { window?: unknown; highWater?: string | null; billing?: unknown };
-  if (c.billing) return finishedAt(c.billing);
-  return c.window === null && c.highWater ? c.highWater : undefined;
-}
-
-export function describePosition(cursor: unknown): string | null {
-  if (!cursor || typeof cursor !== 'object') return null;
-  const c = cursor as { window?: { lower?: string; from?: string; to?: string } | null; highWater?: string | null; billing?: unknown };
-  if (c.billing) return describePosition(c.billing);
-  if (c.window?.lower) return c.window.lower;
-  if (c.window?.from) return c.window.from;
-  return c.highWater ?? null;
 }

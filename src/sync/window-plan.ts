@@ -34,3 +34,31 @@ export async function ensureServerClock(client: ApiClient, signal: AbortSignal):
   if (client.clock.known) return;
   await listLoadDocumentTypes(client, signal);
 }
+
+/** What a window strategy's cursor holds (closed windows, token windows). */
+export interface WindowState {
+  highWater: string | null;
+  spanMs: number | null;
+  window: { from: string; to: string; rangeEnd: string } | null;
+}
+
+/**
+ * Starts the next range of a window strategy when none is in progress: the range from the
+ * checkpoint (minus lookback) to the server clock (minus safety lag), and its first window of
+ * the remembered adaptive length. Returns undefined when there is nothing to read yet.
+ */
+export async function openFirstWindow<T extends WindowState>(
+  state: T,
+  plan: RunPlan,
+  client: ApiClient,
+  signal: AbortSignal,
+): Promise<T | undefined> {
+  if (state.window) return state;
+  await ensureServerClock(client, signal);
+  const range = runRange(plan, state.highWater, client);
+  if (range.from >= range.to) return undefined;
+  const minSpan = Math.max(1, plan.minWindowMs);
+  const maxSpan = Math.max(minSpan, plan.maxWindowMs);
+  const span = Math.min(maxSpan, Math.max(minSpan, state.spanMs ?? maxSpan));
+  return { ...state, spanMs: span, window: { from: range.from, to: iso(Math.min(toMs(range.from)! + span, toMs(range.to)!)), rangeEnd: range.to } };
+}

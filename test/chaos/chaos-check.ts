@@ -27,14 +27,21 @@ async function collect(sim: SimulatorHandle, resource: ChaosStream['truth']): Pr
   return out;
 }
 
-/** Every sink × stream against the simulator's truth (read once per stream). */
-export async function checkSinks(sim: SimulatorHandle, sinks: readonly ChaosSink[], streams: readonly ChaosStream[]): Promise<SinkResult[]> {
+/**
+ * Every sink × stream against the simulator's truth (read once per stream). The server's record
+ * of every key that differs goes to `differencesFile` (NDJSON), since the simulator is gone after.
+ */
+export async function checkSinks(sim: SimulatorHandle, sinks: readonly ChaosSink[], streams: readonly ChaosStream[], differencesFile: string): Promise<SinkResult[]> {
   const results: SinkResult[] = [];
   for (const stream of streams) {
     const truth = await collect(sim, stream.truth);
+    const byKey = new Map(truth.map((r) => [stream.key(r), r]));
     for (const sink of sinks) {
       const table = await sink.read(stream.table);
       const cmp = compareWithTruth(truth, table.latest, stream.key, stream.isDeleted);
+      for (const key of [...cmp.missing, ...cmp.stale, ...cmp.wrongOp, ...cmp.phantom]) {
+        fs.appendFileSync(differencesFile, `${JSON.stringify({ sink: sink.name, stream: stream.stream, key, inSink: table.latest.get(key) ?? null, truth: byKey.get(key) ?? null })}\n`);
+      }
       results.push({
         sink: sink.name,
         stream: stream.stream,

@@ -149,7 +149,7 @@ export async function runChaos(options: ChaosOptions, print: (line: string) => v
     if (syncExit.timedOut || syncExit.code !== 0) problems.push(`final sync: ${syncExit.timedOut ? 'timed out' : `exit ${syncExit.code}`}:\n${tail(sync.output())}`);
     for (const t of tokensInState(stateFile)) tokens.add(t);
 
-    const sinks = await checkSinks(sim, sinkSet.sinks, streams);
+    const sinks = await checkSinks(sim, sinkSet.sinks, streams, path.join(dir, 'differences.ndjson'));
     const outbound = await checkOutbound(sim, feed.sent, inboxDir, sinkSet.sqliteFile);
     const secrets = scanForSecrets(logFile, new Map([['api clientSecret', clientSecret], ['sftp password', sftpPassword]]), tokens);
     if (process.env.CI === 'true') for (const s of sinkSet.skipped) problems.push(`sink ${s.name} skipped under CI=true: ${s.reason}`);

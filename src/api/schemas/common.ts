@@ -6,7 +6,13 @@ import { z } from 'zod';
  * resource schemas declare only what the daemon relies on and keep every other field as is.
  */
 export const optionalString = z.string().nullable().optional();
-export const optionalDate = z.string().nullable().optional();
+// A date the daemon orders or versions by: text that does not parse would become a record's
+// version and break "newer wins" in the sinks, so such an element is quarantined instead.
+export const optionalDate = z
+  .string()
+  .refine((s) => s === '' || !Number.isNaN(Date.parse(s)), { message: 'expected an ISO 8601 date-time' })
+  .nullable()
+  .optional();
 export const optionalBoolean = z.boolean().nullable().optional();
 export const optionalNumber = z.union([z.number(), z.string()]).nullable().optional();
 /** Identifiers are strings in the spec; some event ids are numbers (§6.2). */

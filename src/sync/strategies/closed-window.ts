@@ -3,7 +3,7 @@ import type { Page } from '../../api/paging.js';
 import { FreightSyncError } from '../../util/errors.js';
 import type { Chunk, RawRecord, RunPlan, StreamEnv } from '../stream-definition.js';
 import { iso, toMs } from '../time.js';
-import { ensureServerClock, runRange } from '../window-plan.js';
+import { openFirstWindow } from '../window-plan.js';
 
 /**
  * Closed windows for endpoints without an updatedAt sort (bills, support moves, brokerage loads,
@@ -53,13 +53,9 @@ export async function* readClosedWindows(
   let state: WindowCursor = cursor ?? { mode: 'window', highWater: null, spanMs: null, window: null };
   const minSpan = Math.max(1, plan.minWindowMs);
   const maxSpan = Math.max(minSpan, plan.maxWindowMs);
-  if (!state.window) {
-    await ensureServerClock(env.client, signal);
-    const range = runRange(plan, state.highWater, env.client);
-    if (range.from >= range.to) return;
-    const span = clamp(state.spanMs ?? maxSpan, minSpan, maxSpan);
-    state = { ...state, spanMs: span, window: { from: range.from, to: endOf(range.from, span, range.to), rangeEnd: range.to } };
-  }
+  const opened = await openFirstWindow(state, plan, env.client, signal);
+  if (!opened) return;
+  state = opened;
   const limit = source.paged ? env.pageSize : null;
 
   for (;;) {

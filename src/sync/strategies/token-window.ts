@@ -2,7 +2,7 @@ import type { Page } from '../../api/paging.js';
 import { tokenPages } from '../../api/paging.js';
 import type { Chunk, RawRecord, RunPlan, StreamEnv } from '../stream-definition.js';
 import { iso, toMs } from '../time.js';
-import { ensureServerClock, runRange } from '../window-plan.js';
+import { openFirstWindow } from '../window-plan.js';
 import { type WindowCursor } from './closed-window.js';
 
 /**
@@ -28,13 +28,9 @@ export async function* readTokenWindows(
   let state: WindowCursor = cursor ?? { mode: 'window', highWater: null, spanMs: null, window: null };
   const minSpan = Math.max(1, plan.minWindowMs);
   const maxSpan = Math.max(minSpan, plan.maxWindowMs);
-  if (!state.window) {
-    await ensureServerClock(env.client, signal);
-    const range = runRange(plan, state.highWater, env.client);
-    if (range.from >= range.to) return;
-    const span = Math.min(maxSpan, Math.max(minSpan, state.spanMs ?? maxSpan));
-    state = { ...state, spanMs: span, window: { from: range.from, to: iso(Math.min(toMs(range.from)! + span, toMs(range.to)!)), rangeEnd: range.to } };
-  }
+  const opened = await openFirstWindow(state, plan, env.client, signal);
+  if (!opened) return;
+  state = opened;
   for (;;) {
     const window = state.window!;
     let pageNo = 0;
