@@ -23,7 +23,9 @@ const INVOICED_STATUSES = new Set(['BILLING', 'PARTIAL_PAID', 'FULL_PAID']);
 
 function invoiceCandidates(records: RawRecord[]): Array<(side: SyncSideTables) => Promise<void>> {
   const refs = records
-    .filter((r) => r.isDeleted !== true && typeof r.status === 'string' && INVOICED_STATUSES.has(r.status.toUpperCase().replace(/ /g, '_')))
+    // Deleted loads too: a load deleted after billing keeps its invoice, and a tombstone may be
+    // the only version of the load this daemon ever sees (found by the chaos suite).
+    .filter((r) => typeof r.status === 'string' && INVOICED_STATUSES.has(r.status.toUpperCase().replace(/ /g, '_')))
     .map((r) => String(r.reference_number));
   return refs.length > 0 ? [async (side) => void (await side.addInvoiceCandidates(refs, 'load status'))] : [];
 }
