@@ -4,6 +4,21 @@ import type { SimulatorHandle } from '../../src/simulator/index.js';
 import { collectTruth, compareWithTruth, latestByKey, pullConfig, readCsvRows, startSim, syncOnce, tempDir } from '../helpers/pull-harness.js';
 
 let sim: SimulatorHandle | undefined;
+
+async function deleteLoadThroughApi(handle: SimulatorHandle, loadId: string): Promise<void> {
+  const token = (await (
+    await fetch(`${handle.baseUrl}/retrieve-token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ clientId: handle.options.clientId, clientSecret: handle.options.clientSecret }),
+    })
+  ).json()) as { data: { access_token: string } };
+  const response = await fetch(`${handle.baseUrl}/loads/${encodeURIComponent(loadId)}`, {
+    method: 'DELETE',
+    headers: { authorization: `Bearer ${token.data.access_token}` },
+  });
+  if (!response.ok) throw new Error(`DELETE /loads/${loadId}: HTTP ${response.status}`);
+}
 afterEach(async () => {
   await sim?.close();
   sim = undefined;
@@ -20,6 +35,12 @@ describe('pull: invoices', () => {
       sim = await startSim({ variant, loads: 3000, seed: 5, invoiceListOmitsMultiChargeSet: true });
       const dir = tempDir(`invoices-${variant}`);
       const config = pullConfig({ sim, dir, streams: ['loads', 'invoices'] });
+      // A load deleted after billing, whose invoice the list omits: the tombstone is the only
+      // version of the load the daemon ever sees, and its invoice must still arrive.
+      const omitted = (await collectTruth(sim, 'invoices')).find((inv) => Array.isArray(inv.invoice) && inv.invoice.length > 1)!;
+      const omittedRef = String((omitted.invoice as Array<{ load_reference_number: string }>)[0]!.load_reference_number);
+      const load = (await collectTruth(sim, 'loads')).find((l) => l.reference_number === omittedRef)!;
+      await deleteLoadThroughApi(sim, String(load._id));
       const first = await syncOnce(config, dir);
       for (const s of first) expect(s.status, `${s.stream}: ${s.error}`).toBe('ok');
 
@@ -38,6 +59,7 @@ describe('pull: invoices', () => {
       const multiChargeSet = truth.filter((inv) => Array.isArray(inv.invoice) && inv.invoice.length > 1);
       expect(multiChargeSet.length).toBeGreaterThan(0);
       for (const inv of multiChargeSet) expect(latest.has(String(inv._id))).toBe(true);
+      expect(latest.has(String(omitted._id))).toBe(true);
 
       const paid = truth.filter((inv) => Array.isArray(inv.paymentHistory) && inv.paymentHistory.length > 0);
       expect(paid.length).toBeGreaterThan(0);
