@@ -12,7 +12,7 @@ import { describeError } from '../util/errors.js';
 import { KeyedMutex } from '../util/keyed-mutex.js';
 import type { Logger } from '../util/logger.js';
 import { contentHash } from './content-hash.js';
-import { cursorCompletedAt, cursorPosition } from './cursor-position.js';
+import { cursorCompletedAt, cursorInProgress, cursorPosition } from './cursor-position.js';
 import { readAhead } from './read-ahead.js';
 import { markEchoes } from '../outbound/echo-marks.js';
 import type { RecordBatch, SyncRecord } from './record.js';
@@ -212,29 +212,37 @@ export async function runStream(deps: StreamRunDeps, request: StreamRunRequest):
       logger,
       side: deps.side,
     };
-    const chunks = definition.read(env, cursor, plan, request.signal);
-    for await (const chunk of definition.dependsOnCommits ? chunks : readAhead(chunks)) {
-      const outcome = await deliverBatch(deps, {
-        definition,
-        sinks: request.sinks,
-        records: chunk.records,
-        rejected: chunk.rejected,
-        batchId: chunk.batchId,
-        signal: request.signal,
-        checkpoint: { key: cursorKey, cursor: chunk.cursor },
-        afterCommit: chunk.afterCommit,
-      });
-      summary.delivered += outcome.delivered;
-      summary.upserts += outcome.upserts;
-      summary.deletes += outcome.deletes;
-      summary.unchanged += outcome.unchanged;
-      summary.rejected += outcome.rejected;
-      summary.pages += chunk.pages;
-      request.onProgress?.({ stream, records: summary.delivered, pages: summary.pages, position: cursorPosition(chunk.cursor) });
-      if (request.stopSignal?.aborted) {
-        summary.status = 'stopped';
-        break;
+    const readFrom = async (from: unknown): Promise<void> => {
+      const chunks = definition.read(env, from, plan, request.signal);
+      for await (const chunk of definition.dependsOnCommits ? chunks : readAhead(chunks)) {
+        const outcome = await deliverBatch(deps, {
+          definition,
+          sinks: request.sinks,
+          records: chunk.records,
+          rejected: chunk.rejected,
+          batchId: chunk.batchId,
+          signal: request.signal,
+          checkpoint: { key: cursorKey, cursor: chunk.cursor },
+          afterCommit: chunk.afterCommit,
+        });
+        summary.delivered += outcome.delivered;
+        summary.upserts += outcome.upserts;
+        summary.deletes += outcome.deletes;
+        summary.unchanged += outcome.unchanged;
+        summary.rejected += outcome.rejected;
+        summary.pages += chunk.pages;
+        request.onProgress?.({ stream, records: summary.delivered, pages: summary.pages, position: cursorPosition(chunk.cursor) });
+        if (request.stopSignal?.aborted) {
+          summary.status = 'stopped';
+          return;
+        }
       }
+    };
+    await readFrom(cursor);
+    // A run that started inside a range a killed run left behind has only finished that range:
+    // it reads on to the current server time in the same run instead of lagging one run behind.
+    if (cursorInProgress(cursor) && summary.status === 'ok' && plan.mode !== 'backfill') {
+      await readFrom(await deps.checkpoints.get(cursorKey, definition.cursorSchema));
     }
     if (plan.mode === 'backfill' && summary.status === 'ok') await seedIncrementalCheckpoint(deps, definition, cursorKey, plan);
     if (summary.rejected > 0 && summary.status === 'ok') {

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SimulatorHandle } from '../../src/simulator/index.js';
@@ -25,5 +26,28 @@ describe('pull: loads into CSV', () => {
     // A second pass re-reads only the lookback overlap and delivers nothing unchanged.
     const second = await syncOnce(config, dir);
     expect(second[0]).toMatchObject({ status: 'ok', delivered: 0 });
+  });
+
+  it('a run interrupted mid-range is finished AND caught up to now by the next single run', async () => {
+    sim = await startSim({ variant: 'main', loads: 4000, seed: 8, pageDelayMs: 5 });
+    const dir = tempDir('pull-interrupted');
+    const config = pullConfig({ sim, dir, streams: ['loads'] });
+    const controller = new AbortController();
+    const watcher = setInterval(() => {
+      const out = path.join(dir, 'out');
+      const files = fs.existsSync(out) ? fs.readdirSync(out).filter((f) => f.startsWith('loads__')).length : 0;
+      if (files >= 20) controller.abort(new Error('interrupted by the test'));
+    }, 20);
+    const interrupted = await syncOnce(config, dir, { signal: controller.signal }).finally(() => clearInterval(watcher));
+    expect(interrupted[0]!.status).toBe('stopped');
+
+    // Changes after the interrupted range started: they are beyond its end.
+    await sim.mutate(200);
+    await new Promise((r) => setTimeout(r, 3500));
+    const next = await syncOnce(config, dir);
+    expect(next[0]!.status, next[0]!.error ?? '').toBe('ok');
+    const truth = await collectTruth(sim, 'loads');
+    const cmp = compareWithTruth(truth, latestByKey(readCsvRows(path.join(dir, 'out'), 'loads')), (r) => String(r.reference_number));
+    expect({ missing: cmp.missing.length, stale: cmp.stale.length, wrongOp: cmp.wrongOp.length }).toEqual({ missing: 0, stale: 0, wrongOp: 0 });
   });
 });
