@@ -5,13 +5,14 @@ import { fileURLToPath } from 'node:url';
 import { openApp } from '../src/app/app-context.js';
 import { runPass } from '../src/app/sync-pass.js';
 import { parseConfig } from '../src/config/parse-config.js';
-import { startSimulator } from '../src/simulator/index.js';
+import { startSimulatorProcess } from './simulator-process.js';
 import { silentLogger } from '../src/util/logger.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
 export interface SideBySideResult {
   loads: number;
+  latencyMs: number;
   bareSeconds: number;
   bareRecordsPerSecond: number;
   engineSeconds: number;
@@ -20,25 +21,33 @@ export interface SideBySideResult {
 }
 
 /**
- * The engine against a bare fetch-and-parse loop over the same pages, in the same process, on
- * the same simulator: what the engine's safety (validation, hashing, dedup, checkpoints in
- * SQLite) costs compared with the least a client could do.
+ * The engine against a bare fetch-and-parse loop over the same pages, in the same process, from
+ * the same simulator (in its own process, like a remote API): what the engine's safety
+ * (validation, hashing, dedup, checkpoints in SQLite, one page read ahead) costs compared with
+ * the least a client could do.
  */
-export async function benchSideBySide(loads: number): Promise<SideBySideResult> {
-  const sim = await startSimulator({ variant: 'main', seed: 5, loads });
+export async function benchSideBySide(loads: number, latencyMs = 0): Promise<SideBySideResult> {
+  const sim = await startSimulatorProcess({ seed: 5, loads });
+  if (latencyMs > 0) {
+    // Every answer delayed, like a remote API's round trip.
+    const admin = sim.baseUrl.replace(/\/v1$/, '/__admin/config');
+    const answer = await fetch(admin, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ pageDelayMs: latencyMs }) });
+    if (!answer.ok) throw new Error(`simulator config: HTTP ${answer.status}`);
+  }
+  const dataStart = '2000-01-01T00:00:00.000Z';
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'freight-sync-side-'));
   try {
-    const to = new Date(sim.now().getTime() - 5000).toISOString();
+    const to = new Date(Date.now() - 5000).toISOString();
     // Bare loop: token, then keyset pages with fetch + JSON.parse, nothing else.
     const bareStart = process.hrtime.bigint();
     const tokenAnswer = (await (
       await fetch(`${sim.baseUrl}/retrieve-token`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ clientId: sim.options.clientId, clientSecret: sim.options.clientSecret }),
+        body: JSON.stringify({ clientId: sim.clientId, clientSecret: sim.clientSecret }),
       })
     ).json()) as { data: { access_token: string } };
-    let from = sim.options.dataStart;
+    let from = dataStart;
     let seen = 0;
     let skip = 0;
     for (;;) {
@@ -58,12 +67,12 @@ export async function benchSideBySide(loads: number): Promise<SideBySideResult> 
         api: {
           variant: 'main',
           baseUrl: sim.baseUrl,
-          auth: { clientId: sim.options.clientId, clientSecret: sim.options.clientSecret },
+          auth: { clientId: sim.clientId, clientSecret: sim.clientSecret },
           rateLimit: { requestsPerSecond: 100_000, maxInFlight: 1 },
         },
         state: { path: path.join(dir, 'state.sqlite') },
         log: { level: 'silent' },
-        sync: { defaults: { initialFrom: sim.options.dataStart }, streams: { loads: { enabled: true, sinks: ['out'] } } },
+        sync: { defaults: { initialFrom: dataStart }, streams: { loads: { enabled: true, sinks: ['out'] } } },
         connectors: { out: { module: path.resolve(here, 'null-sink.js') } },
       },
       { source: 'bench', baseDir: dir },
@@ -71,13 +80,14 @@ export async function benchSideBySide(loads: number): Promise<SideBySideResult> 
     const app = await openApp({ config, filePath: path.join(dir, 'bench.yaml'), baseDir: dir }, { logger: silentLogger(), withConnectors: true });
     const engineStart = process.hrtime.bigint();
     try {
-      await runPass(app, { command: 'bench', backfill: { from: sim.options.dataStart, to }, signal: new AbortController().signal });
+      await runPass(app, { command: 'bench', backfill: { from: dataStart, to }, signal: new AbortController().signal });
     } finally {
       await app.close();
     }
     const engineSeconds = Number(process.hrtime.bigint() - engineStart) / 1e9;
     return {
       loads: seen,
+      latencyMs,
       bareSeconds,
       bareRecordsPerSecond: seen / bareSeconds,
       engineSeconds,
@@ -85,7 +95,7 @@ export async function benchSideBySide(loads: number): Promise<SideBySideResult> 
       ratio: bareSeconds / engineSeconds,
     };
   } finally {
-    await sim.close();
+    await sim.stop();
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }
