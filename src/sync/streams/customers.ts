@@ -27,7 +27,7 @@ function customerLikeStream(name: 'customers' | 'consignees'): StreamDefinition<
     pagedEndpoint: name,
     optionsSchema: noOptions,
     cursorSchema: z.union([keysetCursorSchema, windowCursorSchema]),
-    cursorKind: 'updatedAt keyset',
+    cursorKind: 'updatedAt keyset (main), closed windows (brokerage)',
     key,
     op: deletedFlagOp,
     updatedAt: (record) => stringField(record, 'updatedAt'),

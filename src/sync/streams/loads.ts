@@ -42,7 +42,7 @@ export const loadsStream: StreamDefinition<LoadsCursor, LoadsOptions> = {
   pagedEndpoint: 'loads',
   optionsSchema: loadsOptions,
   cursorSchema: loadsCursor,
-  cursorKind: 'updatedAt keyset',
+  cursorKind: 'updatedAt keyset (main), closed windows (brokerage)',
   key: (record) => requireKey('loads', record, 'reference_number'),
   op: deletedFlagOp,
   updatedAt: (record) => stringField(record, 'updatedAt'),
