@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { ApiVariant, FreightSyncConfig, StreamName } from './types.js';
 import { parseConfig } from './parse-config.js';
+import { streamsForVariant } from '../sync/streams/index.js';
 
 export interface DemoConfigOptions {
   baseUrl: string;
@@ -17,23 +18,16 @@ export interface DemoConfigOptions {
 
 export const DEMO_CONNECTOR = 'demo_csv';
 
-/** Streams each variant serves (bills, support moves, audits, charge codes are main-only, §4). */
-const DEMO_STREAMS: Record<ApiVariant, StreamName[]> = {
-  main: [
-    'loads',
-    'invoices',
-    'bills',
-    'supportMoves',
-    'loadAudits',
-    'customerAudits',
-    'customers',
-    'consignees',
-    'webhookEvents',
-    'chargeCodes',
-    'loadDocumentTypes',
-  ],
-  brokerage: ['loads', 'invoices', 'customers', 'consignees', 'webhookEvents', 'loadDocumentTypes'],
-};
+/**
+ * Every polled stream the variant has, taken from the stream definitions (bills, support moves,
+ * audits and charge codes are main-only, §4); push-only streams need webhooks, which the demo
+ * does not configure.
+ */
+function demoStreams(variant: ApiVariant): StreamName[] {
+  return streamsForVariant(variant)
+    .filter((stream) => stream.cursorKind !== 'webhook push')
+    .map((stream) => stream.name);
+}
 
 /**
  * The config of `npm run demo`, built in code against the simulator. It goes through the same
@@ -41,7 +35,7 @@ const DEMO_STREAMS: Record<ApiVariant, StreamName[]> = {
  */
 export function demoConfig(options: DemoConfigOptions): FreightSyncConfig {
   const streams = Object.fromEntries(
-    DEMO_STREAMS[options.variant].map((name) => [name, { enabled: true, sinks: [DEMO_CONNECTOR] }]),
+    demoStreams(options.variant).map((name) => [name, { enabled: true, sinks: [DEMO_CONNECTOR] }]),
   );
   const raw = {
     api: {
