@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ConnectorFactory } from '../src/plugins/connector.js';
+import type { ConnectorFactory } from '../src/contracts/index.js';
 
 /**
  * A sink that counts and discards: isolates the engine's own cost (paging, parsing, hashing,

@@ -4,9 +4,9 @@ import path from 'node:path';
 import pg from 'pg';
 import mysql from 'mysql2/promise';
 import { sqlConnector, sqlOptionsSchema } from '../connectors/sql/index.js';
-import { loadMapping } from '../src/mapping/index.js';
+import { createStreamMapper, loadMapping } from '../src/mapping/index.js';
 import { startSimulator } from '../src/simulator/index.js';
-import type { SyncRecord } from '../src/sync/record.js';
+import type { SyncRecord } from '../src/contracts/index.js';
 import { silentLogger } from '../src/util/logger.js';
 
 export interface SqlUpsertResult {
@@ -53,7 +53,7 @@ export async function benchSqlUpsert(options: SqlUpsertOptions = {}): Promise<Sq
   const results: SqlUpsertResult[] = [];
 
   const measure = async (sink: SqlUpsertResult['sink'], raw: Record<string, unknown>) => {
-    const instance = await sqlConnector.create(sqlOptionsSchema.parse(raw), { instanceName: 'bench', logger: silentLogger(), baseDir: process.cwd(), mappings: new Map([['loads', mapping]]) });
+    const instance = await sqlConnector.create(sqlOptionsSchema.parse(raw), { instanceName: 'bench', logger: silentLogger(), baseDir: process.cwd(), mappings: new Map([['loads', createStreamMapper(mapping)]]) });
     const signal = new AbortController().signal;
     try {
       await instance.init?.(signal);

@@ -1,7 +1,7 @@
 import { access, mkdir } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import path from 'node:path';
-import type { ConnectorContext, ConnectorFactory, ConnectorInstance } from '../../src/plugins/connector.js';
+import type { ConnectorContext, ConnectorFactory, ConnectorInstance } from '../../src/contracts/index.js';
 import { LocalTarget } from '../file-drop/local-target.js';
 import { removeStaleTempFiles } from '../file-drop/retention.js';
 import { STALE_TEMP_MS } from '../file-drop/index.js';
@@ -19,7 +19,7 @@ export const csvConnector: ConnectorFactory<CsvOptions> = {
   create(options: CsvOptions, context: ConnectorContext): ConnectorInstance {
     const directory = path.resolve(context.baseDir, options.directory);
     const logger = context.logger.child({ connector: context.instanceName, type: 'csv' });
-    const sink = new CsvSink({ directory, options, mappings: context.mappings, logger, baseDir: context.baseDir });
+    const sink = new CsvSink({ directory, options, mappings: context.mappings, logger });
     return {
       sink,
       async init() {

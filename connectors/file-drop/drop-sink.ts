@@ -1,9 +1,6 @@
 import pLimit from 'p-limit';
-import type { Logger } from '../../src/util/logger.js';
-import type { RecordSink } from '../../src/plugins/connector.js';
-import type { RecordBatch } from '../../src/sync/record.js';
+import type { ContractLogger, RecordBatch, RecordSink, StreamMapper } from '../../src/contracts/index.js';
 import { throwIfAborted } from '../../src/util/abort.js';
-import { isStreamMapping, loadMapping, mapBatch, parseMapping, type StreamMapping } from '../../src/mapping/index.js';
 import type { FileTarget, StagedFile } from './file-target.js';
 import { encodeCsv, latin1Check } from './encode-csv.js';
 import { dataFileName, errorsFileName } from './file-names.js';
@@ -22,9 +19,9 @@ export interface DropSinkDeps {
   readonly target: FileTarget;
   readonly directory: string;
   readonly options: CsvFormat;
-  readonly mappings: ReadonlyMap<string, unknown>;
-  readonly logger: Logger;
-  readonly baseDir: string;
+  /** One mapper per stream this sink receives (from the connector context). */
+  readonly mappings: ReadonlyMap<string, StreamMapper>;
+  readonly logger: ContractLogger;
   /** Files of one batch staged at the same time (SFTP: `maxParallelTransfers`); 1 for a local folder. */
   readonly parallel?: number;
 }
@@ -36,7 +33,6 @@ export interface DropSinkDeps {
  * directory sync and markers run to completion without checking the signal (they are short).
  */
 export class FileDropSink implements RecordSink {
-  private readonly fallbackMappings = new Map<string, Promise<StreamMapping>>();
   private readonly limit: ReturnType<typeof pLimit>;
 
   constructor(private readonly deps: DropSinkDeps) {
@@ -46,9 +42,10 @@ export class FileDropSink implements RecordSink {
   async write(batch: RecordBatch, signal: AbortSignal): Promise<void> {
     throwIfAborted(signal);
     const { options, logger, directory, target } = this.deps;
-    const mapping = await this.mappingFor(batch.stream);
+    const mapper = this.mapperFor(batch.stream);
+    const mapping = mapper.mapping;
     const latin1 = options.encoding === 'latin1';
-    const { batch: mapped, errors } = mapBatch(batch, mapping, latin1 ? { checkText: latin1Check } : {});
+    const { batch: mapped, errors } = mapper.map(batch, latin1 ? { checkText: latin1Check } : {});
 
     if (errors.length > 0) {
       for (const { errors: problems } of errors) {
@@ -67,7 +64,7 @@ export class FileDropSink implements RecordSink {
     }));
     const errorsName = errorsFileName(mapping.root.table, batch.batchId);
     if (errors.length > 0) {
-      let rows = errorRows(batch.batchId, errors, mapping);
+      let rows = errorRows(batch.batchId, errors, mapper);
       if (latin1) rows = escapeNonLatin1(rows);
       planned.push({
         name: errorsName,
@@ -132,16 +129,10 @@ export class FileDropSink implements RecordSink {
     return staged;
   }
 
-  private async mappingFor(stream: string): Promise<StreamMapping> {
-    const configured = this.deps.mappings.get(stream);
-    if (isStreamMapping(configured)) return configured;
-    if (configured !== undefined) return parseMapping(stream, configured);
-    let pending = this.fallbackMappings.get(stream);
-    if (!pending) {
-      this.deps.logger.warn({ stream }, 'no mapping resolved for this stream; using its default mapping');
-      pending = loadMapping(stream, undefined, { baseDir: this.deps.baseDir });
-      this.fallbackMappings.set(stream, pending);
-    }
-    return pending;
+  private mapperFor(stream: string): StreamMapper {
+    const mapper = this.deps.mappings.get(stream);
+    // The composition root gives a mapper for every stream routed to this connector.
+    if (!mapper) throw new Error(`stream ${stream}: this sink has no mapping for it (it receives: ${[...this.deps.mappings.keys()].join(', ') || 'nothing'})`);
+    return mapper;
   }
 }

@@ -1,5 +1,5 @@
 import { stringify } from 'csv-stringify/sync';
-import type { Cell } from '../../src/mapping/index.js';
+import type { Cell } from '../../src/contracts/index.js';
 import type { CsvFormat } from './format-options.js';
 
 type Format = Pick<CsvFormat, 'delimiter' | 'bom' | 'lineEnding' | 'quote' | 'quoted' | 'encoding' | 'header'>;

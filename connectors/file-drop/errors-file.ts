@@ -1,19 +1,12 @@
-import type { RecordMappingError, StreamMapping } from '../../src/mapping/index.js';
-import { deleteAtSegments } from '../../src/mapping/path.js';
-import type { Cell } from '../../src/mapping/index.js';
+import type { Cell, RecordMappingError, StreamMapper } from '../../src/contracts/index.js';
 
 /** Columns of `<table>__<batch>.errors.csv`: one row per problem, with the record's full JSON. */
 export const ERROR_COLUMNS = ['stream', 'batch_id', 'record_key', 'op', 'updated_at', 'synced_at', 'table', 'column', 'element', 'message', 'raw'] as const;
 
-export function errorRows(batchId: string, errors: readonly RecordMappingError[], mapping: StreamMapping): Record<string, Cell>[] {
+export function errorRows(batchId: string, errors: readonly RecordMappingError[], mapper: StreamMapper): Record<string, Cell>[] {
   const rows: Record<string, Cell>[] = [];
   for (const { record, errors: problems } of errors) {
-    let data: unknown = record.data;
-    if (mapping.root.rawOmit.length > 0) {
-      data = structuredClone(record.data);
-      for (const segments of mapping.root.rawOmit) deleteAtSegments(data, segments);
-    }
-    const raw = JSON.stringify(data);
+    const raw = JSON.stringify(mapper.rawOf(record));
     for (const problem of problems) {
       rows.push({
         stream: record.stream,

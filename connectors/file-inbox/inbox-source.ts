@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import pLimit from 'p-limit';
-import type { CommandSource, InboundResult, InboundUnit } from '../../src/plugins/connector.js';
-import type { Logger } from '../../src/util/logger.js';
+import type { CommandSource, InboundResult, InboundUnit } from '../../src/contracts/index.js';
+import type { ContractLogger as Logger } from '../../src/contracts/index.js';
 import { throwIfAborted } from '../../src/util/abort.js';
 import { describeError } from '../../src/util/errors.js';
 import type { FileTarget } from '../file-drop/file-target.js';

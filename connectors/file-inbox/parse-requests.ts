@@ -1,5 +1,5 @@
 import { parse } from 'csv-parse/sync';
-import type { InboundRequest } from '../../src/plugins/connector.js';
+import type { InboundRequest } from '../../src/contracts/index.js';
 import { scanCsvRecords } from './csv-records.js';
 
 export interface ParseOptions {

@@ -1,4 +1,4 @@
-import type { InboundResult } from '../../src/plugins/connector.js';
+import type { InboundResult } from '../../src/contracts/index.js';
 import { encodeCsv } from '../file-drop/encode-csv.js';
 
 export const RESULT_SUFFIX = '.result.csv';

@@ -1,7 +1,7 @@
 import { access } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import path from 'node:path';
-import type { ConnectorContext, ConnectorFactory, ConnectorInstance } from '../../src/plugins/connector.js';
+import type { ConnectorContext, ConnectorFactory, ConnectorInstance } from '../../src/contracts/index.js';
 import { LocalTarget } from '../file-drop/local-target.js';
 import { removeStaleTempFiles } from '../file-drop/retention.js';
 import { STALE_TEMP_MS } from '../file-drop/index.js';

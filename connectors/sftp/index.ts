@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { CommandSource, ConnectorContext, ConnectorFactory, ConnectorInstance, RecordSink } from '../../src/plugins/connector.js';
+import type { CommandSource, ConnectorContext, ConnectorFactory, ConnectorInstance, RecordSink } from '../../src/contracts/index.js';
 import { FileDropSink } from '../file-drop/drop-sink.js';
 import { removeStaleTempFiles } from '../file-drop/retention.js';
 import { STALE_TEMP_MS } from '../file-drop/index.js';
@@ -46,7 +46,7 @@ export const sftpConnector: ConnectorFactory<SftpOptions> = {
     const target = new SftpTarget(session, options.maxParallelTransfers, logger);
     const remoteDir = options.remoteDir;
     const drop = remoteDir
-      ? new FileDropSink({ target, directory: remoteDir, options, mappings: context.mappings, logger, baseDir: context.baseDir, parallel: options.maxParallelTransfers })
+      ? new FileDropSink({ target, directory: remoteDir, options, mappings: context.mappings, logger, parallel: options.maxParallelTransfers })
       : undefined;
     const folders = options.inbox ? inboxFolders(options.inbox, (dir) => dir, path.posix.join) : undefined;
     const inbox = options.inbox && folders ? new InboxSource({ target, folders, options: options.inbox, logger, parallel: options.maxParallelTransfers }) : undefined;

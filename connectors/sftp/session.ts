@@ -1,6 +1,6 @@
 import SftpClient from 'ssh2-sftp-client';
 import type { ConnectConfig, SFTPWrapper } from 'ssh2';
-import type { Logger } from '../../src/util/logger.js';
+import type { ContractLogger as Logger } from '../../src/contracts/index.js';
 import { sleep, throwIfAborted } from '../../src/util/abort.js';
 import { describeError } from '../../src/util/errors.js';
 import { HostKeyMismatchError, SftpAuthError, SftpConnectionError, isHostKeyMismatchError, isSftpAuthError } from './errors.js';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import pLimit from 'p-limit';
 import type { SFTPWrapper } from 'ssh2';
-import type { Logger } from '../../src/util/logger.js';
+import type { ContractLogger as Logger } from '../../src/contracts/index.js';
 import { throwIfAborted } from '../../src/util/abort.js';
 import type { FileEntry, FileTarget, StagedFile } from '../file-drop/file-target.js';
 import { tempFileName } from '../file-drop/file-names.js';

@@ -1,4 +1,4 @@
-import type { CompiledColumn } from '../../src/mapping/compile-mapping.js';
+import type { CompiledColumn } from '../../src/contracts/index.js';
 
 /**
  * What a column holds, derived from its mapping (the transforms say what comes out of them).

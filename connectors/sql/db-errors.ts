@@ -1,4 +1,4 @@
-import type { Cell } from '../../src/mapping/index.js';
+import type { Cell } from '../../src/contracts/index.js';
 import type { SqlDialectName } from './options.js';
 import type { ColumnPlan } from './table-plan.js';
 

@@ -1,4 +1,4 @@
-import type { Cell, Row } from '../../src/mapping/index.js';
+import type { Cell, Row } from '../../src/contracts/index.js';
 import type { SqlDialectName } from './options.js';
 import { DELETED_COLUMN, type ColumnPlan, type TablePlan } from './table-plan.js';
 

@@ -1,6 +1,5 @@
 import { sql } from 'kysely';
-import type { ConnectorContext, ConnectorFactory, ConnectorInstance } from '../../src/plugins/connector.js';
-import { isStreamMapping, loadMapping, parseMapping, type StreamMapping } from '../../src/mapping/index.js';
+import type { ConnectorContext, ConnectorFactory, ConnectorInstance, StreamMapper } from '../../src/contracts/index.js';
 import { throwIfAborted } from '../../src/util/abort.js';
 import { openDatabase, type AnyDb } from './connect.js';
 import { ensureSchema, ensureStreamTables, ensureTable } from './ensure-tables.js';
@@ -36,25 +35,18 @@ export const sqlConnector: ConnectorFactory<SqlOptions> = {
     const errorsTable = assertIdentifier('errors table', `${options.tablePrefix}${options.errorsTable}`);
 
     // Planned before connecting: a name or mapping the database cannot take fails at start-up.
-    const mappings = new Map<string, StreamMapping>();
-    for (const [stream, value] of context.mappings) {
-      const mapping = isStreamMapping(value) ? value : parseMapping(stream, value);
-      mappings.set(stream, mapping);
-    }
-    const planned = new Map<string, StreamPlan>([...mappings].map(([stream, mapping]) => [stream, planStream(mapping, planSettings)]));
+    const planned = new Map<string, StreamPlan>([...context.mappings].map(([stream, mapper]) => [stream, planStream(mapper.mapping, planSettings)]));
 
     const db: AnyDb = await openDatabase(options, context.baseDir);
     const ensureOptions = { createTables: options.createTables };
-    const ready = new Map<string, Promise<{ mapping: StreamMapping; plan: StreamPlan }>>();
+    const ready = new Map<string, Promise<{ mapper: StreamMapper; plan: StreamPlan }>>();
 
-    const prepare = async (stream: string): Promise<{ mapping: StreamMapping; plan: StreamPlan }> => {
-      let mapping = mappings.get(stream);
-      if (!mapping) {
-        logger.warn({ stream }, 'no mapping resolved for this stream; using its default mapping');
-        mapping = await loadMapping(stream, undefined, { baseDir: context.baseDir });
-      }
-      const plan = planned.get(stream) ?? planStream(mapping, planSettings);
-      return { mapping, plan: await ensureStreamTables(db, ctx, plan, ensureOptions) };
+    const prepare = async (stream: string): Promise<{ mapper: StreamMapper; plan: StreamPlan }> => {
+      const mapper = context.mappings.get(stream);
+      const plan = planned.get(stream);
+      // The composition root gives a mapper for every stream routed to this connector.
+      if (!mapper || !plan) throw new Error(`stream ${stream}: connector ${context.instanceName} has no mapping for it (it receives: ${[...planned.keys()].join(', ') || 'nothing'})`);
+      return { mapper, plan: await ensureStreamTables(db, ctx, plan, ensureOptions) };
     };
     const streamFor = (stream: string) => {
       let pending = ready.get(stream);

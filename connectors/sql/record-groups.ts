@@ -1,5 +1,5 @@
-import type { MappedBatch, RecordMappingError, Row } from '../../src/mapping/index.js';
-import type { SyncRecord } from '../../src/sync/record.js';
+import type { MappedBatch, RecordMappingError, Row } from '../../src/contracts/index.js';
+import type { SyncRecord } from '../../src/contracts/index.js';
 import { keyString, versionMillis } from './encode-row.js';
 import type { StreamPlan } from './table-plan.js';
 

@@ -1,9 +1,5 @@
-import type { RecordSink } from '../../src/plugins/connector.js';
-import type { RecordBatch, SyncRecord } from '../../src/sync/record.js';
-import type { Logger } from '../../src/util/logger.js';
+import type { ContractLogger as Logger, RecordBatch, RecordMappingError, RecordSink, StreamMapper, SyncRecord } from '../../src/contracts/index.js';
 import { sleep, throwIfAborted } from '../../src/util/abort.js';
-import { mapBatch, type RecordMappingError, type StreamMapping } from '../../src/mapping/index.js';
-import { deleteAtSegments } from '../../src/mapping/path.js';
 import type { AnyDb } from './connect.js';
 import { classifyDbError, columnOfError } from './db-errors.js';
 import { insertSyncErrors, type SyncErrorRow } from './errors-table.js';
@@ -20,8 +16,8 @@ export interface SqlSinkDeps {
   readonly options: Pick<SqlOptions, 'deleteMode' | 'onRowError' | 'textLength'>;
   readonly errorsTable: string;
   readonly logger: Logger;
-  /** The stream's mapping and its (ensured) tables. */
-  readonly streamFor: (stream: string) => Promise<{ mapping: StreamMapping; plan: StreamPlan }>;
+  /** The stream's mapper and its (ensured) tables. */
+  readonly streamFor: (stream: string) => Promise<{ mapper: StreamMapper; plan: StreamPlan }>;
 }
 
 /** Deadlocks and lock timeouts between two writers: the whole batch is retried this many times. */
@@ -44,8 +40,8 @@ export class SqlSink implements RecordSink {
 
   async write(batch: RecordBatch, signal: AbortSignal): Promise<void> {
     throwIfAborted(signal);
-    const { mapping, plan } = await this.deps.streamFor(batch.stream);
-    const { batch: mapped, errors } = mapBatch(batch, mapping);
+    const { mapper, plan } = await this.deps.streamFor(batch.stream);
+    const { batch: mapped, errors } = mapper.map(batch);
     for (const { errors: problems } of errors) {
       for (const problem of problems) {
         this.deps.logger.error({ stream: problem.stream, key: problem.key, table: problem.table, column: problem.column, batchId: batch.batchId }, problem.message);
@@ -53,11 +49,11 @@ export class SqlSink implements RecordSink {
     }
     if (errors.length > 0 && this.deps.options.onRowError === 'fail') throw errors[0]!.errors[0];
     const groups = groupRecords(mapped, batch.records, errors, plan);
-    const mappingRows = mappingErrorRows(batch.batchId, errors, mapping);
+    const mappingRows = mappingErrorRows(batch.batchId, errors, mapper);
 
     for (let attempt = 1; ; attempt += 1) {
       try {
-        await this.writeOnce(batch, plan, mapping, groups, mappingRows, signal);
+        await this.writeOnce(batch, plan, mapper, groups, mappingRows, signal);
         return;
       } catch (error) {
         const cause = error instanceof TableWriteError ? error.cause : error;
@@ -71,7 +67,7 @@ export class SqlSink implements RecordSink {
   private async writeOnce(
     batch: RecordBatch,
     plan: StreamPlan,
-    mapping: StreamMapping,
+    mapper: StreamMapper,
     groups: readonly RecordGroup[],
     mappingRows: readonly SyncErrorRow[],
     signal: AbortSignal,
@@ -104,7 +100,7 @@ export class SqlSink implements RecordSink {
         }
       }
       if (rejections.length > 0 && options.onRowError === 'fail') throw rejections[0]!.error;
-      const reportRows = [...mappingRows, ...rejections.map((r) => rejectionRow(batch.batchId, r, mapping))];
+      const reportRows = [...mappingRows, ...rejections.map((r) => rejectionRow(batch.batchId, r, mapper))];
       await insertSyncErrors(trx, ctx, this.deps.errorsTable, reportRows, options.textLength);
       throwIfAborted(signal);
       await trx.commit().execute();
@@ -153,19 +149,14 @@ function describeFailure(error: unknown, stream: string): unknown {
   return cause;
 }
 
-function rawOf(record: SyncRecord, mapping: StreamMapping): string {
-  let data: unknown = record.data;
-  if (mapping.root.rawOmit.length > 0) {
-    data = structuredClone(record.data);
-    for (const segments of mapping.root.rawOmit) deleteAtSegments(data, segments);
-  }
-  return JSON.stringify(data);
+function rawOf(record: SyncRecord, mapper: StreamMapper): string {
+  return JSON.stringify(mapper.rawOf(record));
 }
 
-function mappingErrorRows(batchId: string, errors: readonly RecordMappingError[], mapping: StreamMapping): SyncErrorRow[] {
+function mappingErrorRows(batchId: string, errors: readonly RecordMappingError[], mapper: StreamMapper): SyncErrorRow[] {
   const at = new Date().toISOString();
   return errors.flatMap(({ record, errors: problems }) => {
-    const raw = rawOf(record, mapping);
+    const raw = rawOf(record, mapper);
     return problems.map((problem) => ({
       stream: record.stream,
       batch_id: batchId,
@@ -181,7 +172,7 @@ function mappingErrorRows(batchId: string, errors: readonly RecordMappingError[]
   });
 }
 
-function rejectionRow(batchId: string, rejection: Rejection, mapping: StreamMapping): SyncErrorRow {
+function rejectionRow(batchId: string, rejection: Rejection, mapper: StreamMapper): SyncErrorRow {
   const { group, error } = rejection;
   return {
     stream: error.stream,
@@ -192,7 +183,7 @@ function rejectionRow(batchId: string, rejection: Rejection, mapping: StreamMapp
     table_name: error.table,
     column_name: error.column ?? null,
     message: error.message,
-    raw: rawOf(group.record, mapping),
+    raw: rawOf(group.record, mapper),
     at: new Date().toISOString(),
   };
 }

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import type { CommandSource, InboundRequest, InboundResult, InboundUnit } from '../../src/plugins/connector.js';
+import type { CommandSource, InboundRequest, InboundResult, InboundUnit } from '../../src/contracts/index.js';
 import { sleep, throwIfAborted } from '../../src/util/abort.js';
 import { classifyDbError } from './db-errors.js';
-import type { Logger } from '../../src/util/logger.js';
+import type { ContractLogger as Logger } from '../../src/contracts/index.js';
 import type { AnyDb } from './connect.js';
 import type { SqlDialectName } from './options.js';
 import { qualified, type StatementContext } from './statements.js';

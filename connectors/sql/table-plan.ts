@@ -1,5 +1,5 @@
-import { RAW_COLUMN, type StreamMapping } from '../../src/mapping/index.js';
-import type { CompiledChild, CompiledColumn, CompiledTable } from '../../src/mapping/compile-mapping.js';
+import { RAW_COLUMN, type StreamMapping } from '../../src/contracts/index.js';
+import type { CompiledChild, CompiledColumn, CompiledTable } from '../../src/contracts/index.js';
 import { FreightSyncError } from '../../src/util/errors.js';
 import { BOOLEAN, columnKind, LONG_TEXT, TEXT, TIMESTAMP, type ColumnKind } from './column-kinds.js';
 import { assertIdentifier } from './identifiers.js';

@@ -1,5 +1,5 @@
 import { throwIfAborted } from '../../src/util/abort.js';
-import type { Row } from '../../src/mapping/index.js';
+import type { Row } from '../../src/contracts/index.js';
 import type { AnyDb } from './connect.js';
 import { encodeRow, keyString, versionMillis, type DbRow } from './encode-row.js';
 import type { RecordGroup } from './record-groups.js';

@@ -1,9 +1,11 @@
 // A minimal, complete freight-sync connector: prints a summary of every batch it receives.
 // Use it with:   connectors: { console: { module: ./examples/connectors/console-sink.js, options: { prefix: '[erp]' } } }
+// It depends on freight-sync's published plug-in contract only (`freight-sync/connector`), never
+// on the engine's source files.
+import { defineConnector } from 'freight-sync/connector';
 import { z } from 'zod';
 
-/** @type {import('../../src/plugins/connector.js').ConnectorFactory<{ prefix: string, stream: NodeJS.WritableStream | undefined }>} */
-const consoleSink = {
+const consoleSink = defineConnector({
   name: 'console-sink',
   // Unknown keys are rejected (.strict()), so a typo in the config is an error, not ignored.
   configSchema: z.object({ prefix: z.string().default('[freight-sync]') }).strict(),
@@ -28,6 +30,6 @@ const consoleSink = {
       async close() {},
     };
   },
-};
+});
 
 export default consoleSink;

@@ -1,62 +1,35 @@
+import type {
+  Cell,
+  CompiledChild,
+  CompiledColumn,
+  CompiledParentKey,
+  CompiledTable,
+  CompiledTransform,
+  MappingTransform,
+  StreamMapping as ContractStreamMapping,
+} from '../contracts/mapping.js';
 import { parsePath, PathSyntaxError, type CompiledPath, type PathSegment } from './path.js';
 import type { ChildConfig, ColumnConfig, MappingBaseConfig, MappingConfig, Transform } from './mapping-schema.js';
 
-/** Meta columns every row carries; mapped columns may not use these names. */
-export const META_COLUMNS = ['_op', '_updated_at', '_synced_at'] as const;
-export const RAW_COLUMN = '_raw';
+// The schema's output must stay assignable to the transform type of the plug-in contract.
+type TransformMatchesContract = Transform extends MappingTransform ? true : never;
+export const TRANSFORM_TYPE_CHECK: TransformMatchesContract = true;
+
+import { META_COLUMNS, RAW_COLUMN } from '../contracts/mapping.js';
+
+export { META_COLUMNS, RAW_COLUMN } from '../contracts/mapping.js';
 const RESERVED = new Set<string>([...META_COLUMNS, RAW_COLUMN]);
 
 const TABLE_NAME = /^[A-Za-z][A-Za-z0-9_]*$/;
 const COLUMN_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-export type Cell = string | number | boolean | null;
-
-export type CompiledTransform = Transform & { readonly elementPath?: readonly PathSegment[] };
-
-export interface CompiledColumn {
-  readonly name: string;
-  readonly path: CompiledPath | undefined;
-  readonly transforms: readonly CompiledTransform[];
-  readonly default: Cell | undefined;
-  /** Type hint for SQL sinks (validated by the schema); undefined when the sink derives the type. */
-  readonly sqlType?: string | undefined;
-}
-
-export interface CompiledParentKey {
-  readonly name: string;
-  /** Copy this column of the parent row... */
-  readonly fromColumn: string | undefined;
-  /** ...or read this path relative to the parent element. */
-  readonly path: CompiledPath | undefined;
-}
-
-export interface CompiledTable {
-  readonly table: string;
-  readonly key: readonly string[];
-  readonly columns: readonly CompiledColumn[];
-  readonly includeRaw: boolean;
-  readonly rawOmit: readonly (readonly PathSegment[])[];
-  /** Every output column in order: parent key columns, mapped columns, `_raw`, meta columns. */
-  readonly outputColumns: readonly string[];
-  readonly children: readonly CompiledChild[];
-}
-
-export interface CompiledChild extends CompiledTable {
-  readonly path: CompiledPath;
-  readonly parentTable: string;
-  readonly parentKey: readonly CompiledParentKey[];
-}
+export type { Cell, CompiledChild, CompiledColumn, CompiledParentKey, CompiledTable, CompiledTransform } from '../contracts/mapping.js';
 
 const STREAM_MAPPING = Symbol.for('freight-sync.stream-mapping');
 
-/** A validated, compiled mapping of one stream, ready for `mapBatch`. */
-export interface StreamMapping {
+/** A validated, compiled mapping of one stream (branded: produced by `compileMapping` only). */
+export interface StreamMapping extends ContractStreamMapping {
   readonly [STREAM_MAPPING]: true;
-  readonly stream: string;
-  readonly variant: string | undefined;
-  readonly root: CompiledTable;
-  /** Every table, parents before their children (the order sinks should write in). */
-  readonly tables: readonly CompiledTable[];
 }
 
 export function isStreamMapping(value: unknown): value is StreamMapping {

@@ -5,3 +5,4 @@ export { MappingError, isMappingError, type RecordMappingError } from './mapping
 export { STREAM_NAMES, isStreamName, type StreamName, defaultMappingsDir, findPackageRoot } from './default-mappings.js';
 export { getPath, parsePath } from './path.js';
 export type { MappingInput, MappingConfig, Transform } from './mapping-schema.js';
+export { createStreamMapper } from './stream-mapper.js';

@@ -1,40 +1,12 @@
-import type { RecordBatch, SyncRecord } from '../sync/record.js';
+import type { RecordBatch, SyncRecord } from '../contracts/index.js';
+import type { MappedBatch, MappedTable, MapOptions as MapBatchOptions, MapResult as MapBatchResult, Row } from '../contracts/mapping.js';
 import { MappingError, describeValue, type RecordMappingError } from './mapping-error.js';
 import { applyTransforms, toCell, TransformError } from './transforms.js';
 import { deleteAtSegments, getAtSegments, type CompiledPath } from './path.js';
 import type { Cell, CompiledChild, CompiledTable, StreamMapping } from './compile-mapping.js';
 
-export type Row = Record<string, Cell>;
-
-export interface MappedTable {
-  readonly table: string;
-  readonly key: readonly string[];
-  /** Every column in a stable order, whether or not rows hold a value for it. */
-  readonly columns: readonly string[];
-  readonly rows: Row[];
-  readonly parent?: { readonly table: string; readonly parentKeyColumns: readonly string[] };
-}
-
-export interface MappedBatch {
-  readonly stream: string;
-  readonly batchId: string;
-  /** Every table of the mapping (parents first), including tables with no rows in this batch. */
-  readonly tables: readonly MappedTable[];
-}
-
-export interface MapBatchOptions {
-  /**
-   * Extra check on every text cell (for example "encodable in latin1"); returns a reason to reject
-   * the record, or undefined. Runs inside mapping so a failure is a normal record error.
-   */
-  readonly checkText?: (text: string) => string | undefined;
-}
-
-export interface MapBatchResult {
-  readonly batch: MappedBatch;
-  /** Records left out of `batch`, each with every problem found; the caller decides what to do. */
-  readonly errors: RecordMappingError[];
-}
+export type { MappedBatch, MappedTable, Row } from '../contracts/mapping.js';
+export type { MapOptions as MapBatchOptions, MapResult as MapBatchResult } from '../contracts/mapping.js';
 
 interface Frame {
   /** Elements from the record data (index 0) down to the current element. */

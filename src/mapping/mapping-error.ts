@@ -1,5 +1,5 @@
 import { FreightSyncError } from '../util/errors.js';
-import type { SyncRecord } from '../sync/record.js';
+import type { SyncRecord } from '../contracts/index.js';
 
 /**
  * A record that could not be mapped. The message names stream, key, column and value, e.g.
@@ -26,11 +26,7 @@ export class MappingError extends FreightSyncError {
   }
 }
 
-/** A record left out of a mapped batch, with every problem found in it. `errors` is never empty. */
-export interface RecordMappingError {
-  readonly record: SyncRecord;
-  readonly errors: readonly [MappingError, ...MappingError[]];
-}
+export type { RecordMappingError } from '../contracts/mapping.js';
 
 export function isMappingError(error: unknown): error is MappingError {
   return error instanceof MappingError;

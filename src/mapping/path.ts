@@ -6,17 +6,9 @@
  * current child element) and `$key` (the sync record's key). Paths are parsed once when the mapping
  * is loaded, so a typo is a config error rather than a silent null at run time.
  */
-export type PathSegment = { readonly kind: 'key'; readonly name: string } | { readonly kind: 'index'; readonly index: number };
+import type { CompiledPath, PathScope, PathSegment } from '../contracts/mapping.js';
 
-export type PathScope = 'element' | 'parent' | 'root' | 'index' | 'key';
-
-export interface CompiledPath {
-  readonly text: string;
-  readonly scope: PathScope;
-  /** For `parent`: how many levels up (1 = `$parent`, 2 = `$parent.$parent`). */
-  readonly depth: number;
-  readonly segments: readonly PathSegment[];
-}
+export type { CompiledPath, PathScope, PathSegment } from '../contracts/mapping.js';
 
 export class PathSyntaxError extends Error {
   constructor(path: string, reason: string) {

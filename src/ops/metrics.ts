@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { ApiClientEvents, ApiClientStats } from '../api/client-events.js';
-import type { RecordSink } from '../plugins/connector.js';
+import type { RecordSink } from '../contracts/index.js';
 import type { CheckpointRepository } from '../state/checkpoint-repository.js';
 import type { StateTables } from '../state/tables.js';
 import { cursorPosition } from '../sync/cursor-position.js';

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Kysely } from 'kysely';
 import type { ApiVariant } from '../api/variant.js';
-import type { CommandSource, InboundRequest, InboundUnit } from '../plugins/connector.js';
+import type { CommandSource, InboundRequest, InboundUnit } from '../contracts/index.js';
 import type { StateTables } from '../state/tables.js';
 import { describeError } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';

@@ -1,4 +1,4 @@
-import type { CommandSource, InboundRequest, InboundResult, InboundUnit } from '../plugins/connector.js';
+import type { CommandSource, InboundRequest, InboundResult, InboundUnit } from '../contracts/index.js';
 
 /**
  * An in-memory `CommandSource` (tests, the bench, programs embedding freight-sync): units are

@@ -1,5 +1,5 @@
 import type { AppContext } from '../app/app-context.js';
-import type { CommandSource } from '../plugins/connector.js';
+import type { CommandSource } from '../contracts/index.js';
 import { sleep } from '../util/abort.js';
 import { UsageError, describeError } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';

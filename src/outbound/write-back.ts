@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { CommandSource, InboundResult } from '../plugins/connector.js';
+import type { CommandSource, InboundResult } from '../contracts/index.js';
 import type { OutboxRow, StateTables } from '../state/tables.js';
 import { describeError } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';

@@ -4,7 +4,8 @@ import { formatPath, formatZodIssues } from '../config/format-issues.js';
 import { loadMapping } from '../mapping/load-mapping.js';
 import { STREAM_NAMES } from '../mapping/default-mappings.js';
 import type { StreamMapping } from '../mapping/compile-mapping.js';
-import type { ConnectorFactory, ConnectorInstance } from './connector.js';
+import { createStreamMapper } from '../mapping/stream-mapper.js';
+import type { ConnectorFactory, ConnectorInstance } from '../contracts/index.js';
 import { getBuiltInConnector, builtInConnectorNames } from './registry.js';
 import { loadConnectorModule, ConnectorModuleError } from './load-connector-module.js';
 
@@ -116,7 +117,7 @@ export async function createConnectors(
         instanceName: item.name,
         logger: options.logger.child({ connector: item.name }),
         baseDir: options.baseDir,
-        mappings: item.mappings,
+        mappings: new Map([...item.mappings].map(([stream, mapping]) => [stream, createStreamMapper(mapping)])),
       });
       await instance.init?.(signal);
       started.push({ name: item.name, factory: item.factory, instance, mappings: item.mappings });

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { FreightSyncError } from '../util/errors.js';
-import type { ConnectorFactory } from './connector.js';
+import type { ConnectorFactory } from '../contracts/index.js';
 
 /** A third-party connector module that cannot be loaded or does not export a factory. */
 export class ConnectorModuleError extends FreightSyncError {

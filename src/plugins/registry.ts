@@ -1,4 +1,4 @@
-import type { ConnectorFactory } from './connector.js';
+import type { ConnectorFactory } from '../contracts/index.js';
 
 /**
  * Built-in connectors by `type:` name. Loaded lazily so a daemon that only uses CSV never loads

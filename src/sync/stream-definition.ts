@@ -4,7 +4,7 @@ import type { PagedEndpoint } from '../api/page-size.js';
 import type { RejectedItem } from '../api/paging.js';
 import type { ApiVariant } from '../api/variant.js';
 import type { Logger } from '../util/logger.js';
-import type { RecordOp } from './record.js';
+import type { RecordOp } from '../contracts/index.js';
 import type { SyncSideTables } from './side-tables.js';
 
 import type { StreamName } from '../config/types.js';

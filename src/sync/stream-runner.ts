@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { ApiClient } from '../api/api-client.js';
 import type { RejectedItem } from '../api/paging.js';
-import type { RecordSink } from '../plugins/connector.js';
+import type { RecordSink } from '../contracts/index.js';
 import type { CheckpointRepository } from '../state/checkpoint-repository.js';
 import type { RunHistory } from '../state/run-history.js';
 import type { SeenRecords } from '../state/seen-records.js';
@@ -15,7 +15,7 @@ import { contentHash } from './content-hash.js';
 import { cursorCompletedAt, cursorInProgress, cursorPosition } from './cursor-position.js';
 import { readAhead } from './read-ahead.js';
 import { markEchoes } from '../outbound/echo-marks.js';
-import type { RecordBatch, SyncRecord } from './record.js';
+import type { RecordBatch, SyncRecord } from '../contracts/index.js';
 import type { SyncSideTables } from './side-tables.js';
 import type { AnyStreamDefinition, RawRecord, RunPlan } from './stream-definition.js';
 

@@ -3,7 +3,7 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { expect, it } from 'vitest';
-import type { CommandSource, InboundResult, InboundUnit } from '../../src/plugins/connector.js';
+import type { CommandSource, InboundResult, InboundUnit } from '../../src/contracts/index.js';
 
 export interface InboxUnderTest {
   readonly source: CommandSource;

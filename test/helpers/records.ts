@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { RecordBatch, SyncRecord } from '../../src/sync/record.js';
+import type { RecordBatch, SyncRecord } from '../../src/contracts/index.js';
 
 const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'records');
 

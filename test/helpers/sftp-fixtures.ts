@@ -1,8 +1,9 @@
 import { sftpConnector, sftpOptionsSchema, type SftpOptionsInput } from '../../connectors/sftp/index.js';
-import type { ConnectorInstance } from '../../src/plugins/connector.js';
+import type { ConnectorInstance } from '../../src/contracts/index.js';
 import { parseMapping, type StreamMapping } from '../../src/mapping/index.js';
 import { silentLogger, type Logger } from '../../src/util/logger.js';
 import type { SshdHandle } from './sshd.js';
+import { mappersOf } from './mappers.js';
 
 /** A mapping with a child table, as in the CSV connector tests. */
 export const thingsMapping = parseMapping('things', {
@@ -38,7 +39,7 @@ export async function createSftp(
     instanceName: 'erp_sftp',
     logger: extra.logger ?? silentLogger(),
     baseDir: process.cwd(),
-    mappings: new Map(extra.mappings ?? [['things', thingsMapping]]),
+    mappings: mappersOf(extra.mappings ?? [['things', thingsMapping]]),
   });
   if (extra.init !== false) {
     try {

@@ -7,8 +7,9 @@ import { describe, expect, it } from 'vitest';
 import { csvConnector, csvOptionsSchema, dataFileName, safeFileComponent, type CsvOptionsInput } from '../../connectors/csv/index.js';
 import { loadMapping, parseMapping, type StreamMapping } from '../../src/mapping/index.js';
 import { silentLogger } from '../../src/util/logger.js';
-import type { RecordBatch } from '../../src/sync/record.js';
+import type { RecordBatch } from '../../src/contracts/index.js';
 import { batchOf, fixture, record } from '../helpers/records.js';
+import { mappersOf } from '../helpers/mappers.js';
 
 const simple = parseMapping('things', {
   table: 'things',
@@ -25,7 +26,7 @@ const simple = parseMapping('things', {
 async function setup(options: Partial<CsvOptionsInput> = {}, mappings: [string, StreamMapping][] = [['things', simple]]) {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'csv-connector-'));
   const config = csvOptionsSchema.parse({ directory: 'out', ...options });
-  const instance = await csvConnector.create(config, { instanceName: 'erp', logger: silentLogger(), baseDir: dir, mappings: new Map(mappings) });
+  const instance = await csvConnector.create(config, { instanceName: 'erp', logger: silentLogger(), baseDir: dir, mappings: mappersOf(mappings) });
   await instance.init?.(new AbortController().signal);
   const out = path.join(dir, 'out');
   const write = (batch: RecordBatch, signal = new AbortController().signal) => instance.sink!.write(batch, signal);

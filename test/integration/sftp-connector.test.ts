@@ -4,7 +4,7 @@ import path from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HostKeyMismatchError, SftpAuthError, sftpOptionsSchema } from '../../connectors/sftp/index.js';
-import type { ConnectorInstance } from '../../src/plugins/connector.js';
+import type { ConnectorInstance } from '../../src/contracts/index.js';
 import { batchOf, record } from '../helpers/records.js';
 import { capturingLogger } from '../helpers/log-capture.js';
 import { requireService } from '../helpers/services.js';

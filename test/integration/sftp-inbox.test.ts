@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ConnectorInstance } from '../../src/plugins/connector.js';
+import type { ConnectorInstance } from '../../src/contracts/index.js';
 import { inboxContract } from '../helpers/inbox-contract.js';
 import { requireService } from '../helpers/services.js';
 import { probeSshd, startSshd, type SshdHandle } from '../helpers/sshd.js';

@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqlConnector, sqlOptionsSchema, isSqlRowError } from '../../connectors/sql/index.js';
 import { parseMapping, type StreamMapping } from '../../src/mapping/index.js';
-import type { ConnectorInstance } from '../../src/plugins/connector.js';
-import type { RecordBatch, SyncRecord } from '../../src/sync/record.js';
+import type { ConnectorInstance } from '../../src/contracts/index.js';
+import type { RecordBatch, SyncRecord } from '../../src/contracts/index.js';
 import { silentLogger } from '../../src/util/logger.js';
 import { capturingLogger } from '../helpers/log-capture.js';
 import { batchOf, record } from '../helpers/records.js';
 import { availableTargets, createTarget, type SqlTarget, type TargetKind } from '../helpers/sql-targets.js';
+import { mappersOf } from '../helpers/mappers.js';
 
 const targets = await availableTargets();
 
@@ -58,7 +59,7 @@ describe.each(['sqlite', 'postgres', 'mariadb'] as TargetKind[])('sql connector 
   async function open(options: Record<string, unknown> = {}, mappings: [string, StreamMapping][] = [['things', things]], logger = silentLogger()) {
     const prefix = `t${++counter}_`;
     const config = sqlOptionsSchema.parse({ ...target.options, tablePrefix: prefix, ...options });
-    const instance: ConnectorInstance = await sqlConnector.create(config, { instanceName: 'erp', logger, baseDir: process.cwd(), mappings: new Map(mappings) });
+    const instance: ConnectorInstance = await sqlConnector.create(config, { instanceName: 'erp', logger, baseDir: process.cwd(), mappings: mappersOf(mappings) });
     await instance.init?.(never());
     const write = (batch: RecordBatch, signal = never()) => instance.sink!.write(batch, signal);
     const rows = async (table: string, order: string[] = ['id']) => {
@@ -187,7 +188,7 @@ describe.each(['sqlite', 'postgres', 'mariadb'] as TargetKind[])('sql connector 
     await c.close();
     const narrower = parseMapping('things', { table: 'things', key: ['id'], columns: [{ name: 'id', path: 'id' }, { name: 'text', path: 'text' }, { name: 'extra_col', path: 'x', transform: 'number' }] });
     const config = sqlOptionsSchema.parse({ ...target.options, tablePrefix: c.prefix });
-    const instance = await sqlConnector.create(config, { instanceName: 'erp', logger: silentLogger(), baseDir: process.cwd(), mappings: new Map([['things', narrower]]) });
+    const instance = await sqlConnector.create(config, { instanceName: 'erp', logger: silentLogger(), baseDir: process.cwd(), mappings: mappersOf([['things', narrower]]) });
     const error = await instance.init!(never()).catch((e: unknown) => e);
     await instance.close();
     expect((error as Error).message).toContain(`${c.prefix}things`);
@@ -197,7 +198,7 @@ describe.each(['sqlite', 'postgres', 'mariadb'] as TargetKind[])('sql connector 
 
   it.skipIf(!url)('createTables false: a missing table fails init clearly', async () => {
     const config = sqlOptionsSchema.parse({ ...target.options, tablePrefix: 'never_created_', createTables: false });
-    const instance = await sqlConnector.create(config, { instanceName: 'erp', logger: silentLogger(), baseDir: process.cwd(), mappings: new Map([['things', things]]) });
+    const instance = await sqlConnector.create(config, { instanceName: 'erp', logger: silentLogger(), baseDir: process.cwd(), mappings: mappersOf([['things', things]]) });
     const error = await instance.init!(never()).catch((e: unknown) => e);
     await instance.close();
     expect((error as Error).message).toMatch(/never_created_sync_errors.*does not exist and createTables is false/);

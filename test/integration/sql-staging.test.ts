@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqlConnector, sqlOptionsSchema } from '../../connectors/sql/index.js';
-import type { ConnectorInstance, InboundUnit } from '../../src/plugins/connector.js';
+import type { ConnectorInstance, InboundUnit } from '../../src/contracts/index.js';
 import { silentLogger } from '../../src/util/logger.js';
 import { availableTargets, createTarget, type SqlTarget, type TargetKind } from '../helpers/sql-targets.js';
 

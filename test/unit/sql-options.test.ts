@@ -8,6 +8,7 @@ import { parseMapping } from '../../src/mapping/index.js';
 import type { CompiledColumn } from '../../src/mapping/compile-mapping.js';
 import { ConfigError } from '../../src/util/errors.js';
 import { silentLogger } from '../../src/util/logger.js';
+import { mappersOf } from '../helpers/mappers.js';
 
 const issues = (input: unknown) => {
   const result = sqlOptionsSchema.safeParse(input);
@@ -80,7 +81,7 @@ describe('sql connector options', () => {
     expect(() => planStream(orphan, { dialect: 'sqlite', tablePrefix: '', textLength: 255 })).toThrow(SqlMappingError);
     expect(() => planStream(orphan, { dialect: 'sqlite', tablePrefix: '', textLength: 255 })).toThrow('table parts: does not carry the root key column id of things');
     const config = sqlOptionsSchema.parse({ dialect: 'sqlite', filename: ':memory:', tablePrefix: 'erp_' });
-    await expect(sqlConnector.create(config, { instanceName: 'erp', logger: silentLogger(), baseDir: '.', mappings: new Map([['things', long]]) })).rejects.toThrow(/is longer than 63 characters/);
+    await expect(sqlConnector.create(config, { instanceName: 'erp', logger: silentLogger(), baseDir: '.', mappings: mappersOf([['things', long]]) })).rejects.toThrow(/is longer than 63 characters/);
   });
 
   it('config/examples/sql-postgres.yaml validates, password from the environment', async () => {

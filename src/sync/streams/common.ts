@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import type { RecordOp } from '../record.js';
+import type { RecordOp } from '../../contracts/index.js';
 import type { RawRecord } from '../stream-definition.js';
 import { REMOVED_MARKER } from '../strategies/snapshot.js';
 

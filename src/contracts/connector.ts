@@ -1,6 +1,7 @@
 import type { z } from 'zod';
-import type { Logger } from '../util/logger.js';
-import type { RecordBatch } from '../sync/record.js';
+import type { ContractLogger } from './logger.js';
+import type { StreamMapper } from './mapping.js';
+import type { RecordBatch } from './records.js';
 
 /**
  * The connector plug-in contract. Like a Kysely `Dialect`: a small factory with a zod config
@@ -18,11 +19,14 @@ export interface ConnectorFactory<TConfig = unknown> {
 export interface ConnectorContext {
   /** The connector's name in the config (`connectors.<name>`). */
   readonly instanceName: string;
-  readonly logger: Logger;
+  readonly logger: ContractLogger;
   /** Directory relative paths in the connector config resolve against (the config file's folder). */
   readonly baseDir: string;
-  /** Mapping of each stream this connector receives (already resolved from config and defaults). */
-  readonly mappings: ReadonlyMap<string, unknown>;
+  /**
+   * The mapping of each stream this connector receives, resolved from the config or the default
+   * mapping of the stream (API variant applied) and compiled: a sink never loads mappings itself.
+   */
+  readonly mappings: ReadonlyMap<string, StreamMapper>;
 }
 
 export interface ConnectorInstance {
@@ -96,4 +100,12 @@ export interface CommandSource {
   take(signal: AbortSignal): Promise<InboundUnit[]>;
   accepted(unit: InboundUnit, signal: AbortSignal): Promise<void>;
   writeBack(unitId: string, results: readonly InboundResult[], signal: AbortSignal): Promise<void>;
+}
+
+/**
+ * Identity helper for plug-in authors: `export default defineConnector({ … })` type-checks the
+ * factory (in TypeScript, or in JavaScript with `// @ts-check`) without any other import.
+ */
+export function defineConnector<TConfig>(factory: ConnectorFactory<TConfig>): ConnectorFactory<TConfig> {
+  return factory;
 }

@@ -1,4 +1,4 @@
-/** One record as it travels from a stream to the sinks (issue: records reach sinks in batches). */
+/** One record as it travels from a stream to the sinks. */
 export type RecordOp = 'upsert' | 'delete';
 
 export interface SyncRecord {

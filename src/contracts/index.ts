@@ -1,0 +1,41 @@
+/**
+ * The plug-in contracts of freight-sync, published as `freight-sync/connector`. This folder imports
+ * nothing else from `src/` (CI checks it): a connector depends on these types only, never on the
+ * engine. See docs/connectors.md.
+ */
+export type { RecordBatch, RecordOp, SyncRecord } from './records.js';
+export type { ContractLogFn, ContractLogger } from './logger.js';
+export type { StoredTokens, TokenStore } from './token-store.js';
+export type {
+  Cell,
+  CompiledChild,
+  CompiledColumn,
+  CompiledParentKey,
+  CompiledPath,
+  CompiledTable,
+  CompiledTransform,
+  MapOptions,
+  MapResult,
+  MappedBatch,
+  MappedTable,
+  MappingProblem,
+  MappingTransform,
+  PathScope,
+  PathSegment,
+  RecordMappingError,
+  Row,
+  StreamMapper,
+  StreamMapping,
+} from './mapping.js';
+export { META_COLUMNS, RAW_COLUMN } from './mapping.js';
+export {
+  defineConnector,
+  type CommandSource,
+  type ConnectorContext,
+  type ConnectorFactory,
+  type ConnectorInstance,
+  type InboundRequest,
+  type InboundResult,
+  type InboundUnit,
+  type RecordSink,
+} from './connector.js';

@@ -1,0 +1,18 @@
+/**
+ * Where API tokens live between runs (the port the API client uses; state stores implement it).
+ * The brokerage variant rotates the refresh token on every refresh (spec §5.6) and the old one
+ * dies at once, so `save` must be durable when it resolves: the new refresh token is saved before
+ * the new access token is used.
+ */
+export interface StoredTokens {
+  accessToken: string | null;
+  refreshToken: string | null;
+  /** ISO 8601; null when the access token carries no `exp`. */
+  accessExpiresAt: string | null;
+}
+
+export interface TokenStore {
+  load(account: string): Promise<StoredTokens | undefined>;
+  save(account: string, tokens: StoredTokens): Promise<void>;
+  clear(account: string): Promise<void>;
+}
