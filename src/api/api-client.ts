@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { z } from 'zod';
 import { isAbortError, sleep, throwIfAborted } from '../util/abort.js';
 import type { Logger } from '../util/logger.js';
@@ -23,6 +22,9 @@ import { ServerClock } from './server-clock.js';
 import { type AuthCredentials, TokenManager } from './token-manager.js';
 import type { TokenStore } from './token-store.js';
 import type { ApiVariant } from './variant.js';
+import { accountKey } from './account-key.js';
+
+export { accountKey } from './account-key.js';
 
 export interface ApiClientOptions {
   baseUrl: string;
@@ -296,14 +298,4 @@ function describeNonJsonBody(response: TransportResponse): string {
   const type = response.headers['content-type'] ?? 'no content type';
   const excerpt = response.body.replace(/\s+/g, ' ').trim().slice(0, 120);
   return `${type}, ${response.body.length} bytes${excerpt ? `: "${excerpt}"` : ''}`;
-}
-
-/**
- * The key of an account's tokens in the store. Includes a hash of the configured identity, so a
- * user who pastes a new token pair into the config starts from it instead of a stale stored one.
- */
-export function accountKey(baseUrl: string, variant: ApiVariant, credentials: AuthCredentials): string {
-  const identity = 'clientId' in credentials ? `client:${credentials.clientId}` : `pair:${credentials.refreshToken}`;
-  const digest = createHash('sha256').update(identity).digest('hex').slice(0, 16);
-  return `${variant}|${baseUrl}|${digest}`;
 }

@@ -1,21 +1,9 @@
-/**
- * Where tokens live between runs. The brokerage variant rotates the refresh token on every
- * refresh (spec §5.6) and the old one dies at once, so `save` must be durable when it resolves:
- * the new refresh token is saved before the new access token is used.
- */
-export interface StoredTokens {
-  accessToken: string | null;
-  refreshToken: string | null;
-  /** ISO 8601; null when the access token carries no `exp`. */
-  accessExpiresAt: string | null;
-}
+import type { StoredTokens, TokenStore } from '../contracts/token-store.js';
 
-export interface TokenStore {
-  load(account: string): Promise<StoredTokens | undefined>;
-  save(account: string, tokens: StoredTokens): Promise<void>;
-  clear(account: string): Promise<void>;
-}
+// The port is part of the contracts; state stores implement it, the client uses it.
+export type { StoredTokens, TokenStore } from '../contracts/token-store.js';
 
+/** Tokens kept in memory only (tests, one-shot tools): lost when the process ends. */
 export class InMemoryTokenStore implements TokenStore {
   private readonly tokens = new Map<string, StoredTokens>();
 

@@ -79,7 +79,7 @@ export interface RejectedRecordsTable {
 }
 
 export interface TokensTable {
-  /** Derived from baseUrl + variant + clientId (see tokenAccountKey). */
+  /** Derived from baseUrl + variant + clientId (see accountKey in src/api/account-key.ts). */
   account: string;
   access_token: string | null;
   refresh_token: string | null;

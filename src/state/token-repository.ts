@@ -1,33 +1,8 @@
-import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { StateTables } from './tables.js';
 import { durableCommit } from './durability.js';
 
-import type { StoredTokens, TokenStore } from '../api/token-store.js';
-
-// One definition of the token store contract lives with the client that uses it.
-export type { StoredTokens, TokenStore } from '../api/token-store.js';
-export { InMemoryTokenStore } from '../api/token-store.js';
-
-export interface TokenAccountIdentity {
-  baseUrl: string;
-  variant: string;
-  /** Absent with pre-issued tokens (no client credentials). */
-  clientId?: string | undefined;
-}
-
-/**
- * The `tokens.account` key of an API account. Changing the base URL, the variant or the client
- * id starts from fresh tokens instead of sending one deployment's tokens to another. Hashed so the
- * state file does not list client ids.
- */
-export function tokenAccountKey(identity: TokenAccountIdentity): string {
-  const baseUrl = identity.baseUrl.replace(/\/+$/, '').toLowerCase();
-  const digest = createHash('sha256')
-    .update(`${identity.variant}\n${baseUrl}\n${identity.clientId ?? '(pre-issued)'}`)
-    .digest('hex');
-  return `${identity.variant}:${digest.slice(0, 32)}`;
-}
+import type { StoredTokens, TokenStore } from '../contracts/token-store.js';
 
 export class SqlTokenStore implements TokenStore {
   constructor(

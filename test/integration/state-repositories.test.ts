@@ -4,7 +4,9 @@ import { z } from 'zod';
 import type { Kysely } from 'kysely';
 import { openStateDatabase } from '../../src/state/database.js';
 import { migrateToLatest } from '../../src/state/migrate.js';
-import { InMemoryTokenStore, SqlTokenStore, tokenAccountKey, type TokenStore } from '../../src/state/token-repository.js';
+import { accountKey } from '../../src/api/account-key.js';
+import { InMemoryTokenStore, type TokenStore } from '../../src/api/token-store.js';
+import { SqlTokenStore } from '../../src/state/token-repository.js';
 import { CheckpointRepository } from '../../src/state/checkpoint-repository.js';
 import { RunHistory } from '../../src/state/run-history.js';
 import { SeenRecords } from '../../src/state/seen-records.js';
@@ -26,7 +28,7 @@ const TOKENS = { accessToken: 'access-1', refreshToken: 'refresh-1', accessExpir
 describe('SqlTokenStore', () => {
   it('keeps tokens across a reopen of the file', async () => {
     const { db, file } = await fresh();
-    const account = tokenAccountKey({ baseUrl: 'https://x/v1', variant: 'brokerage', clientId: 'c' });
+    const account = accountKey('https://x/v1', 'brokerage', { clientId: 'c', clientSecret: 's' });
     await new SqlTokenStore(db).save(account, TOKENS);
     // Rotation replaces the pair.
     await new SqlTokenStore(db).save(account, { ...TOKENS, refreshToken: 'refresh-2' });
@@ -52,13 +54,17 @@ describe('SqlTokenStore', () => {
     expect(row.refresh_token).toBe('refresh-1');
   });
 
-  it('derives distinct account keys per base URL, variant and client', () => {
-    const a = tokenAccountKey({ baseUrl: 'https://x/v1', variant: 'main', clientId: 'c' });
-    expect(tokenAccountKey({ baseUrl: 'https://x/v1/', variant: 'main', clientId: 'c' })).toBe(a);
-    expect(tokenAccountKey({ baseUrl: 'https://y/v1', variant: 'main', clientId: 'c' })).not.toBe(a);
-    expect(tokenAccountKey({ baseUrl: 'https://x/v1', variant: 'brokerage', clientId: 'c' })).not.toBe(a);
-    expect(tokenAccountKey({ baseUrl: 'https://x/v1', variant: 'main', clientId: 'd' })).not.toBe(a);
-    expect(tokenAccountKey({ baseUrl: 'https://x/v1', variant: 'main', clientId: 'client-abc' })).not.toContain('client-abc');
+  it('derives distinct account keys per base URL, variant and identity, without listing client ids or tokens', () => {
+    const a = accountKey('https://x/v1', 'main', { clientId: 'c', clientSecret: 's' });
+    expect(accountKey('https://x/v1', 'main', { clientId: 'c', clientSecret: 'other secret' })).toBe(a);
+    expect(accountKey('https://y/v1', 'main', { clientId: 'c', clientSecret: 's' })).not.toBe(a);
+    expect(accountKey('https://x/v1', 'brokerage', { clientId: 'c', clientSecret: 's' })).not.toBe(a);
+    expect(accountKey('https://x/v1', 'main', { clientId: 'd', clientSecret: 's' })).not.toBe(a);
+    expect(accountKey('https://x/v1', 'main', { clientId: 'client-abc', clientSecret: 's' })).not.toContain('client-abc');
+    // A new pre-issued pair pasted into the config starts from it, not from the stored tokens.
+    const pair = accountKey('https://x/v1', 'brokerage', { accessToken: 'a1', refreshToken: 'r1' });
+    expect(accountKey('https://x/v1', 'brokerage', { accessToken: 'a1', refreshToken: 'r2' })).not.toBe(pair);
+    expect(pair).not.toContain('r1');
   });
 
   it('InMemoryTokenStore behaves the same and returns copies', async () => {
