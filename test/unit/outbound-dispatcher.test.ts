@@ -1,10 +1,13 @@
 import type { Kysely } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CommandRunner, StepOutcome } from '../../src/outbound/command-runner.js';
+import { ApiNetworkError } from '../../src/api/errors.js';
+import { CommandRunner as RealCommandRunner } from '../../src/outbound/command-runner.js';
 import { Dispatcher, type DispatcherSettings, type DrainOptions } from '../../src/outbound/dispatcher.js';
 import { OutboxRepository } from '../../src/outbound/outbox-repository.js';
 import type { OutboxRow, StateTables } from '../../src/state/tables.js';
 import { silentLogger } from '../../src/util/logger.js';
+import { FakeApi } from '../helpers/fake-api.js';
 import { capturingLogger } from '../helpers/log-capture.js';
 import { createCommand, enqueue, statusCommand, updateCommand } from '../helpers/outbox-rows.js';
 import { freshStateDatabase } from '../helpers/state-db.js';
@@ -227,6 +230,59 @@ describe('Dispatcher.drain', () => {
     stop.abort();
     await drained;
     expect(runner.calls(id)).toHaveLength(1);
+  });
+});
+
+describe('Dispatcher: failures of a step', () => {
+  it('an unexpected error thrown by the runner is retried within the attempt bound', async () => {
+    const id = await enqueue(outbox, updateCommand('U1', { referenceNumber: 'R1' }, { notes: 'x' }));
+    const runner = new ScriptedRunner(outbox, () => {
+      throw new TypeError('cannot read properties of undefined');
+    });
+    await dispatcher(runner, { maxAttempts: 2 }).drain(untilIdle());
+    expect(runner.calls(id)).toHaveLength(2);
+    expect(await row(id)).toMatchObject({ state: 'dead', last_error: expect.stringContaining('gave up after 2 attempts') });
+    expect((await row(id)).last_error).toContain('cannot read properties of undefined');
+  });
+
+  it('the abort signal interrupts a step in flight: a create is left for reconciling, a PUT for retry', async () => {
+    const create = await enqueue(outbox, createCommand('A'));
+    const update = await enqueue(outbox, updateCommand('U', { referenceNumber: 'R1' }, { notes: 'x' }));
+    const abort = new AbortController();
+    const runner = new ScriptedRunner(outbox);
+    runner.gate = new Promise<void>((_resolve, reject) => abort.signal.addEventListener('abort', () => reject(Object.assign(new Error('aborted'), { name: 'AbortError' }))));
+    runner.gate.catch(() => undefined);
+    const d = dispatcher(runner);
+    const drained = d.drain({ stopSignal: new AbortController().signal, abortSignal: abort.signal });
+    while (runner.active < 2) await new Promise((r) => setImmediate(r));
+    abort.abort();
+    await drained;
+    expect(await row(create)).toMatchObject({ state: 'reconciling', attempts: 1, last_error: 'interrupted while the request was in flight' });
+    expect(await row(update)).toMatchObject({ state: 'retry', attempts: 1, last_error: 'interrupted while the request was in flight' });
+  });
+});
+
+describe('Dispatcher with the real CommandRunner and a fake API', () => {
+  it('an ambiguous POST is looked up before anything is re-sent: one load, one POST', async () => {
+    const id = await enqueue(outbox, createCommand('ERP-1'));
+    const created: Array<Record<string, unknown>> = [];
+    const api = new FakeApi('main')
+      .on('POST /loads', (call) => {
+        // The server creates the load, but the answer is lost on the way back.
+        created.push({ _id: 'id-L-1', reference_number: 'L-1', ...(call.body as Record<string, unknown>), createdAt: new Date().toISOString() });
+        throw new ApiNetworkError({ method: 'POST', route: '/loads' }, 'ECONNRESET', 'socket hang up', true);
+      })
+      .on('GET /loads', () => ({ data: created }));
+    const runner = new RealCommandRunner(api.asClient(), outbox, { reconcileBy: 'secondaryReferenceNo', setSecondaryReferenceNo: true, maxAttempts: 3 });
+    const finals: number[][] = [];
+    const d = new Dispatcher(outbox, runner, { ...BASE, reconcileDelay: 0 }, silentLogger(), async (ids) => {
+      finals.push(ids);
+    });
+    await d.drain(untilIdle());
+    expect(api.calls.map((c) => `${c.method} ${c.route}`)).toEqual(['POST /loads', 'GET /loads']);
+    expect(await row(id)).toMatchObject({ state: 'done', result_reference_number: 'L-1', result_note: 'found by secondaryReferenceNo after an ambiguous create', attempts: 1 });
+    expect(d.stats).toMatchObject({ done: 1, reconciled: 1 });
+    expect(finals).toEqual([[id]]);
   });
 });
 
