@@ -8,7 +8,7 @@ import type { Variant } from './options.js';
  * rejected too: a client that sends the other variant's field names must find out.
  */
 
-type Kind = 'string' | 'boolean' | 'array' | 'object' | 'datetime' | 'holdFlag';
+export type Kind = 'string' | 'boolean' | 'array' | 'object' | 'datetime' | 'holdFlag';
 
 const CREATE_STRINGS = [
   'status', 'terminal', 'temperature', 'emptyOrigin', 'chassisPick', 'freight', 'custom', 'chassisNo', 'genset', 'routeType',
@@ -24,7 +24,8 @@ const CREATE_BOOLEANS = ['hazmat', 'hot', 'overWeight', 'overHeight', 'liquor', 
 const BROKERAGE_CREATE_EXCLUDED = new Set(['status', 'chassisPick', 'chassisNo', 'tareWeight', 'scale', 'driverNote', 'billingNote', 'yardNote', 'officeNote']);
 const BROKERAGE_ROAD_EXCLUDED = new Set(['liquor', 'appointmentNo', 'returnNo', 'reservationNo']);
 
-function createFields(variant: Variant): Map<string, Kind> {
+/** Accepted create-load fields and their kinds (exported for the spec cross-check test). */
+export function createFields(variant: Variant): Map<string, Kind> {
   const fields = new Map<string, Kind>([
     ['type_of_load', 'string'],
     ['preSetOrderStatus', 'string'],
@@ -62,7 +63,8 @@ const UPDATE_STRINGS = [
   'grayChassisType', 'grayChassisOwner', 'tareWeight',
 ];
 
-function updateFields(variant: Variant): Map<string, Kind> {
+/** Accepted update-load fields and their kinds (exported for the spec cross-check test). */
+export function updateFields(variant: Variant): Map<string, Kind> {
   const fields = new Map<string, Kind>();
   for (const f of UPDATE_BOOLEANS) fields.set(f, 'boolean');
   fields.set('custom', 'holdFlag');
