@@ -4,7 +4,7 @@ import { MemorySource } from '../../src/outbound/memory-source.js';
 import { OutboxRepository } from '../../src/outbound/outbox-repository.js';
 import { UnitRepository } from '../../src/outbound/unit-repository.js';
 import { resultOf, WriteBack } from '../../src/outbound/write-back.js';
-import type { CommandSource, InboundResult } from '../../src/plugins/connector.js';
+import type { CommandSource, InboundResult } from '../../src/contracts/index.js';
 import type { StateTables } from '../../src/state/tables.js';
 import { silentLogger } from '../../src/util/logger.js';
 import { capturingLogger } from '../helpers/log-capture.js';
