@@ -4,17 +4,17 @@ import { ApiClient } from '../api/api-client.js';
 import type { LoadedConfig } from '../config/load-config.js';
 import type { FreightSyncConfig } from '../config/types.js';
 import { createConnectors, type ConnectorSet } from '../plugins/create-connectors.js';
-import { CheckpointRepository } from '../state/checkpoint-repository.js';
+import { CheckpointStore } from '../state/stores/checkpoint-store.js';
 import { openStateDatabase } from '../state/database.js';
 import { migrateToLatest } from '../state/migrate.js';
-import { RunHistory } from '../state/run-history.js';
-import { SeenRecords } from '../state/seen-records.js';
+import { RunHistoryStore } from '../state/stores/run-history-store.js';
+import { SeenRecordStore } from '../state/stores/seen-record-store.js';
 import type { StateTables } from '../state/tables.js';
-import { SqlTokenStore } from '../state/token-repository.js';
+import { SqlTokenStore } from '../state/stores/token-store.js';
 import { UsageError } from '../util/errors.js';
 import { OpsMetrics } from '../ops/metrics.js';
 import type { Logger } from '../util/logger.js';
-import { SyncSideTables } from '../sync/side-tables.js';
+import { SyncSideStore } from '../state/stores/sync-side-store.js';
 import type { NamedSink, StreamRunDeps } from '../sync/stream-runner.js';
 import { resolveStreams, type ResolvedStream } from './stream-settings.js';
 
@@ -28,10 +28,10 @@ export interface AppContext {
   logger: Logger;
   db: Kysely<StateTables>;
   client: ApiClient;
-  checkpoints: CheckpointRepository;
-  seen: SeenRecords;
-  runs: RunHistory;
-  side: SyncSideTables;
+  checkpoints: CheckpointStore;
+  seen: SeenRecordStore;
+  runs: RunHistoryStore;
+  side: SyncSideStore;
   streams: ResolvedStream[];
   connectors: ConnectorSet | undefined;
   deps: StreamRunDeps;
@@ -107,10 +107,10 @@ export async function openApp(loaded: LoadedConfig, options: OpenAppOptions): Pr
       cleanups.push(() => set.close());
     }
 
-    const checkpoints = new CheckpointRepository(db);
-    const seen = new SeenRecords(db);
-    const runs = new RunHistory(db);
-    const side = new SyncSideTables(db);
+    const checkpoints = new CheckpointStore(db);
+    const seen = new SeenRecordStore(db);
+    const runs = new RunHistoryStore(db);
+    const side = new SyncSideStore(db);
     const deps: StreamRunDeps = { db, checkpoints, seen, runs, side, client, logger: options.logger };
     metrics.bind({
       db,

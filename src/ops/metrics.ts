@@ -2,14 +2,14 @@ import { sql, type Kysely } from 'kysely';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { ApiClientEvents, ApiClientStats } from '../api/client-events.js';
 import type { RecordSink } from '../contracts/index.js';
-import type { CheckpointRepository } from '../state/checkpoint-repository.js';
+import type { CheckpointStore } from '../state/stores/checkpoint-store.js';
 import type { StateTables } from '../state/tables.js';
 import { cursorPosition } from '../sync/cursor-position.js';
 
 /** What the scrape-time collectors read; bound once the app is built. */
 export interface MetricsState {
   db: Kysely<StateTables>;
-  checkpoints: CheckpointRepository;
+  checkpoints: CheckpointStore;
   /** Polled streams whose checkpoint lag is reported. */
   streams: readonly string[];
   /** Server time (the client's clock), so lag is not skewed by the local clock. */

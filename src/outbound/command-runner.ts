@@ -6,7 +6,7 @@ import { describeError } from '../util/errors.js';
 import { classifyFailure, describeRejection } from './classify-failure.js';
 import { decodeCommand } from './command-codec.js';
 import type { CreateCommand, DocumentCommand, LoadTarget, OutboundCommand } from './commands/command.js';
-import type { CommandResult, OutboxRepository } from './outbox-repository.js';
+import type { CommandResult, OutboxStore } from '../state/stores/outbox-store.js';
 import { findCreatedLoad, findUploadedDocument, reconcileKey } from './reconcile.js';
 
 /** What became of one step of a command; the dispatcher turns it into the row's next state. */
@@ -37,7 +37,7 @@ const DOCS_BEFORE = 'documents-before:';
 export class CommandRunner {
   constructor(
     private readonly client: ApiClient,
-    private readonly outbox: OutboxRepository,
+    private readonly outbox: OutboxStore,
     private readonly settings: RunnerSettings,
   ) {}
 

@@ -3,7 +3,7 @@ import { describeError } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
 import { backoffDelay } from './backoff.js';
 import type { CommandRunner, StepOutcome } from './command-runner.js';
-import type { OutboxRepository } from './outbox-repository.js';
+import type { OutboxStore } from '../state/stores/outbox-store.js';
 
 export interface DispatcherSettings {
   concurrency: number;
@@ -46,7 +46,7 @@ export class Dispatcher {
   private wakeUp: (() => void) | undefined;
 
   constructor(
-    private readonly outbox: OutboxRepository,
+    private readonly outbox: OutboxStore,
     private readonly runner: CommandRunner,
     private readonly settings: DispatcherSettings,
     private readonly logger: Logger,

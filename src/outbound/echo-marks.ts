@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { StateTables } from '../state/tables.js';
-import { OutboxRepository } from './outbox-repository.js';
+import { OutboxStore } from '../state/stores/outbox-store.js';
 
 /** Added to pulled loads this daemon created or changed (docs/outbound.md "Echo marking"). */
 export interface EchoMark {
@@ -25,7 +25,7 @@ export const ECHO_FIELD = '_freightSync';
 export async function markEchoes<T extends Record<string, unknown>>(db: Kysely<StateTables>, records: readonly T[]): Promise<T[]> {
   const refs = records.map((r) => r['reference_number']).filter((v): v is string => typeof v === 'string' && v !== '');
   if (refs.length === 0) return [...records];
-  const done = await new OutboxRepository(db).doneByReferences(refs);
+  const done = await new OutboxStore(db).doneByReferences(refs);
   if (done.length === 0) return [...records];
   const byRef = new Map<string, EchoMark>();
   for (const row of done) {

@@ -9,10 +9,10 @@ import type { Logger } from '../util/logger.js';
 import { encodeCommand } from './command-codec.js';
 import type { LoadTarget, OutboundCommand } from './commands/command.js';
 import { parseRequest } from './commands/parse-request.js';
-import type { CustomerDirectory } from './customer-directory.js';
-import { OutboxRepository } from './outbox-repository.js';
+import type { CustomerDirectoryStore } from '../state/stores/customer-directory-store.js';
+import { OutboxStore } from '../state/stores/outbox-store.js';
 import { resolveParties } from './resolve-parties.js';
-import { UnitRepository } from './unit-repository.js';
+import { UnitStore } from '../state/stores/unit-store.js';
 
 export interface NamedSource {
   name: string;
@@ -21,7 +21,7 @@ export interface NamedSource {
 
 export interface IntakeDeps {
   db: Kysely<StateTables>;
-  directory: CustomerDirectory;
+  directory: CustomerDirectoryStore;
   variant: ApiVariant;
   logger: Logger;
 }
@@ -51,12 +51,12 @@ type Prepared = { ref: string; command: OutboundCommand } | { ref: string; error
  *   changes as kind update), other kinds become the next revision, applied after the earlier one.
  */
 export class Intake {
-  private readonly outbox: OutboxRepository;
-  private readonly units: UnitRepository;
+  private readonly outbox: OutboxStore;
+  private readonly units: UnitStore;
 
   constructor(private readonly deps: IntakeDeps) {
-    this.outbox = new OutboxRepository(deps.db);
-    this.units = new UnitRepository(deps.db);
+    this.outbox = new OutboxStore(deps.db);
+    this.units = new UnitStore(deps.db);
   }
 
   /** Takes every available unit of one source. A failing unit is logged and left for the next poll. */
@@ -122,7 +122,7 @@ export class Intake {
   }
 
   private async place(
-    outbox: OutboxRepository,
+    outbox: OutboxStore,
     command: OutboundCommand,
     origin: { source: string; unit: string; ref: string },
   ): Promise<{ id: number; duplicateOf?: number } | { error: string }> {
@@ -150,7 +150,7 @@ export class Intake {
   }
 
   /** Commands of one load share a group and run in id order (a status change waits for its create). */
-  private async groupOf(outbox: OutboxRepository, target: LoadTarget): Promise<{ group: string } | { error: string }> {
+  private async groupOf(outbox: OutboxStore, target: LoadTarget): Promise<{ group: string } | { error: string }> {
     if ('loadErpKey' in target) {
       const create = await outbox.latest(target.loadErpKey, 'create');
       if (!create) {

@@ -4,11 +4,11 @@ import { sleep } from '../util/abort.js';
 import { UsageError, describeError } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
 import { CommandRunner } from './command-runner.js';
-import { CustomerDirectory } from './customer-directory.js';
+import { CustomerDirectoryStore } from '../state/stores/customer-directory-store.js';
 import { DispatchLease } from './dispatch-lease.js';
 import { Dispatcher } from './dispatcher.js';
 import { Intake, type NamedSource, type UnitIntake } from './intake.js';
-import { OutboxRepository } from './outbox-repository.js';
+import { OutboxStore } from '../state/stores/outbox-store.js';
 import { WriteBack } from './write-back.js';
 
 export interface OutboundEngine {
@@ -17,7 +17,7 @@ export interface OutboundEngine {
   readonly dispatcher: Dispatcher;
   readonly writeBack: WriteBack;
   readonly lease: DispatchLease;
-  readonly outbox: OutboxRepository;
+  readonly outbox: OutboxStore;
   /**
    * Takes every unit of every source once (a failing source is logged; the others still run).
    * `settle`: a source that had nothing is asked once more after this many ms — file inboxes
@@ -58,8 +58,8 @@ export function createOutboundEngine(app: AppContext, options: { abortSignal: Ab
   const logger = options.logger ?? app.logger.child({ component: 'outbound' });
   const config = app.config.outbound;
   const sources = outboundSources(app, options.extraSources);
-  const outbox = new OutboxRepository(app.db);
-  const directory = new CustomerDirectory(app.db);
+  const outbox = new OutboxStore(app.db);
+  const directory = new CustomerDirectoryStore(app.db);
   const intake = new Intake({ db: app.db, directory, variant: app.config.api.variant, logger });
   const sourceMap = new Map<string, CommandSource>(sources.map((s) => [s.name, s.source]));
   const writeBack = new WriteBack(app.db, sourceMap, logger, options.abortSignal);

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { StateTables } from '../state/tables.js';
-import { OutboxRepository } from './outbox-repository.js';
-import { UnitRepository } from './unit-repository.js';
+import { OutboxStore } from '../state/stores/outbox-store.js';
+import { UnitStore } from '../state/stores/unit-store.js';
 
 export interface DeadLetter {
   id: number;
@@ -23,11 +23,11 @@ export interface OutboundStatus {
 }
 
 export async function collectOutboundStatus(db: Kysely<StateTables>, limit = 10): Promise<OutboundStatus> {
-  const outbox = new OutboxRepository(db);
+  const outbox = new OutboxStore(db);
   const dead = await outbox.list({ states: ['dead'], limit });
   return {
     counts: await outbox.countsByState(),
-    openUnits: await new UnitRepository(db).countOpen(),
+    openUnits: await new UnitStore(db).countOpen(),
     deadLetters: dead.map((r) => ({
       id: r.id,
       erpKey: r.erp_key,

@@ -1,6 +1,6 @@
 import type { OutboxRow } from '../state/tables.js';
 import { OutboxCommandError } from './errors.js';
-import type { OutboxRepository } from './outbox-repository.js';
+import type { OutboxStore } from '../state/stores/outbox-store.js';
 
 export interface AdminOutcome {
   row: OutboxRow;
@@ -15,7 +15,7 @@ export interface AdminOutcome {
  * up before anything is sent again — retrying never risks a duplicate. Commands of the same load
  * that died only because this create was dead are requeued too.
  */
-export async function retryCommand(outbox: OutboxRepository, id: number): Promise<AdminOutcome> {
+export async function retryCommand(outbox: OutboxStore, id: number): Promise<AdminOutcome> {
   const row = await outbox.get(id);
   if (!row) throw new OutboxCommandError(`outbox #${id} does not exist`);
   if (row.state === 'done') throw new OutboxCommandError(`outbox #${id} is done (load ${row.result_reference_number ?? '?'}); nothing to retry`);
@@ -37,7 +37,7 @@ export async function retryCommand(outbox: OutboxRepository, id: number): Promis
 }
 
 /** `outbox cancel ID`: a command not yet done is given up; its request is written back as failed. */
-export async function cancelCommand(outbox: OutboxRepository, id: number): Promise<AdminOutcome> {
+export async function cancelCommand(outbox: OutboxStore, id: number): Promise<AdminOutcome> {
   const row = await outbox.get(id);
   if (!row) throw new OutboxCommandError(`outbox #${id} does not exist`);
   if (row.state === 'done' || row.state === 'cancelled') throw new OutboxCommandError(`outbox #${id} is already ${row.state}`);

@@ -1,5 +1,5 @@
 import type { OutboundCommand } from './commands/command.js';
-import type { CustomerDirectory, DirectoryEntry } from './customer-directory.js';
+import type { CustomerDirectoryStore, DirectoryEntry } from '../state/stores/customer-directory-store.js';
 
 /** Fields naming customers: API ids, or ERP codes resolved through the customer directory. */
 const PARTY_FIELDS = ['caller', 'shipper', 'consignee'] as const;
@@ -20,7 +20,7 @@ function bodyOf(command: OutboundCommand): Record<string, unknown> | undefined {
  * `caller: unknown customer code "ACME-9" (not among 150 synced customers; is the customers
  * stream enabled?)`.
  */
-export async function resolveParties(command: OutboundCommand, directory: CustomerDirectory): Promise<ResolveOutcome> {
+export async function resolveParties(command: OutboundCommand, directory: CustomerDirectoryStore): Promise<ResolveOutcome> {
   const body = bodyOf(command);
   if (!body) return { ok: true, command };
   const wanted: string[] = [];

@@ -3,8 +3,8 @@ import type { CommandSource, InboundResult } from '../contracts/index.js';
 import type { OutboxRow, StateTables } from '../state/tables.js';
 import { describeError } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
-import { isFinalState } from './outbox-states.js';
-import { UnitRepository } from './unit-repository.js';
+import { isFinalState } from '../state/outbox-states.js';
+import { UnitStore } from '../state/stores/unit-store.js';
 
 export interface WriteBackStats {
   units: number;
@@ -20,7 +20,7 @@ export interface WriteBackStats {
  */
 export class WriteBack {
   readonly stats: WriteBackStats = { units: 0, failedCalls: 0 };
-  private readonly units: UnitRepository;
+  private readonly units: UnitStore;
   private chain: Promise<unknown> = Promise.resolve();
   private readonly warnedMissing = new Set<string>();
   private readonly pendingIds = new Set<number>();
@@ -32,7 +32,7 @@ export class WriteBack {
     private readonly logger: Logger,
     private readonly signal: AbortSignal,
   ) {
-    this.units = new UnitRepository(db);
+    this.units = new UnitStore(db);
   }
 
   /**

@@ -5,7 +5,7 @@ import type { RejectedItem } from '../api/paging.js';
 import type { ApiVariant } from '../api/variant.js';
 import type { Logger } from '../util/logger.js';
 import type { RecordOp } from '../contracts/index.js';
-import type { SyncSideTables } from './side-tables.js';
+import type { SyncSideStore } from '../state/stores/sync-side-store.js';
 
 import type { StreamName } from '../config/types.js';
 export { STREAM_NAMES, type StreamName } from '../config/types.js';
@@ -33,7 +33,7 @@ export interface StreamEnv<TOptions = Record<string, unknown>> {
   options: TOptions;
   logger: Logger;
   /** State beyond the cursor (open invoices, invoice candidates); owned by the engine. */
-  side: SyncSideTables;
+  side: SyncSideStore;
 }
 
 /** A raw record as read, before it becomes a `SyncRecord`. */
@@ -51,7 +51,7 @@ export interface Chunk<TCursor> {
   pages: number;
   rejected: RejectedItem[];
   /** Work to do in the same transaction as the checkpoint (e.g. invoice bookkeeping). */
-  afterCommit?: Array<(side: SyncSideTables) => Promise<void>>;
+  afterCommit?: Array<(side: SyncSideStore) => Promise<void>>;
 }
 
 export interface StreamDefinition<TCursor = unknown, TOptions = Record<string, unknown>> {

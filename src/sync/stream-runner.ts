@@ -3,9 +3,9 @@ import type { Kysely } from 'kysely';
 import type { ApiClient } from '../api/api-client.js';
 import type { RejectedItem } from '../api/paging.js';
 import type { RecordSink } from '../contracts/index.js';
-import type { CheckpointRepository } from '../state/checkpoint-repository.js';
-import type { RunHistory } from '../state/run-history.js';
-import type { SeenRecords } from '../state/seen-records.js';
+import type { CheckpointStore } from '../state/stores/checkpoint-store.js';
+import type { RunHistoryStore } from '../state/stores/run-history-store.js';
+import type { SeenRecordStore } from '../state/stores/seen-record-store.js';
 import type { StateTables } from '../state/tables.js';
 import { isAbortError } from '../util/abort.js';
 import { describeError } from '../util/errors.js';
@@ -16,7 +16,7 @@ import { cursorCompletedAt, cursorInProgress, cursorPosition } from './cursor-po
 import { readAhead } from './read-ahead.js';
 import { markEchoes } from '../outbound/echo-marks.js';
 import type { RecordBatch, SyncRecord } from '../contracts/index.js';
-import type { SyncSideTables } from './side-tables.js';
+import type { SyncSideStore } from '../state/stores/sync-side-store.js';
 import type { AnyStreamDefinition, RawRecord, RunPlan } from './stream-definition.js';
 
 export interface NamedSink {
@@ -26,10 +26,10 @@ export interface NamedSink {
 
 export interface StreamRunDeps {
   db: Kysely<StateTables>;
-  checkpoints: CheckpointRepository;
-  seen: SeenRecords;
-  runs: RunHistory;
-  side: SyncSideTables;
+  checkpoints: CheckpointStore;
+  seen: SeenRecordStore;
+  runs: RunHistoryStore;
+  side: SyncSideStore;
   client: ApiClient;
   logger: Logger;
 }
@@ -85,7 +85,7 @@ export interface DeliverRequest {
   signal: AbortSignal;
   /** The cursor to commit with the batch; absent for targeted deliveries (webhook refreshes). */
   checkpoint?: { key: string; cursor: unknown };
-  afterCommit?: ReadonlyArray<(side: SyncSideTables) => Promise<void>>;
+  afterCommit?: ReadonlyArray<(side: SyncSideStore) => Promise<void>>;
 }
 
 export interface DeliverOutcome {

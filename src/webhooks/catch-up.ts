@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import type { ApiClient } from '../api/api-client.js';
 import { listWebhookEvents } from '../api/endpoints/webhook-events.js';
-import type { CheckpointRepository } from '../state/checkpoint-repository.js';
+import type { CheckpointStore } from '../state/stores/checkpoint-store.js';
 import type { Logger } from '../util/logger.js';
 import type { OpsMetrics } from '../ops/metrics.js';
-import type { InboxEntry, WebhookInbox } from './inbox.js';
+import type { InboxEntry, WebhookInboxStore } from '../state/stores/webhook-inbox-store.js';
 import { bodyKey, isWebhookPayloadError, parseEvent } from './webhook-event.js';
 
 /** Checkpoint key of the catch-up: the event-log time up to which nothing can be missing. */
@@ -14,8 +14,8 @@ const PAGE = 50;
 
 export interface CatchUpOptions {
   client: ApiClient;
-  inbox: WebhookInbox;
-  checkpoints: CheckpointRepository;
+  inbox: WebhookInboxStore;
+  checkpoints: CheckpointStore;
   metrics: OpsMetrics;
   logger: Logger;
   overlapMs: number;

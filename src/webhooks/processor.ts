@@ -5,9 +5,9 @@ import { isAbortError } from '../util/abort.js';
 import { describeError } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
 import { deliverBatch } from '../sync/stream-runner.js';
-import type { SyncSideTables } from '../sync/side-tables.js';
+import type { SyncSideStore } from '../state/stores/sync-side-store.js';
 import type { RawRecord, StreamName } from '../sync/stream-definition.js';
-import type { InboxRow, WebhookInbox } from './inbox.js';
+import type { InboxRow, WebhookInboxStore } from '../state/stores/webhook-inbox-store.js';
 import { LOAD_FAMILIES, refreshDocuments, refreshInvoice, refreshLoad, type Refreshed } from './refresh.js';
 import { invoiceLoadReferences, parseEvent, type ParsedEvent } from './webhook-event.js';
 import { Wakeup } from './wakeup.js';
@@ -29,7 +29,7 @@ interface Item {
 interface StreamWork {
   stream: ResolvedStream;
   records: RawRecord[];
-  afterCommit: Array<(side: SyncSideTables) => Promise<void>>;
+  afterCommit: Array<(side: SyncSideStore) => Promise<void>>;
   rows: Set<number>;
 }
 
@@ -48,7 +48,7 @@ export class WebhookProcessor {
 
   constructor(
     private readonly app: AppContext,
-    private readonly inbox: WebhookInbox,
+    private readonly inbox: WebhookInboxStore,
     private readonly options: ProcessorOptions,
   ) {
     this.limit = pLimit(Math.max(1, app.config.api.rateLimit.maxInFlight));

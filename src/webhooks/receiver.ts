@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { OpsMetrics } from '../ops/metrics.js';
 import { sendJson, type RouteHandler } from '../ops/http-servers.js';
 import type { Logger } from '../util/logger.js';
-import type { WebhookInbox } from './inbox.js';
+import type { WebhookInboxStore } from '../state/stores/webhook-inbox-store.js';
 import { isBodyTooLargeError, readRawBody } from './read-body.js';
 import { verifySignature } from './signature.js';
 import { isWebhookPayloadError, parseEvent } from './webhook-event.js';
@@ -11,7 +11,7 @@ export interface ReceiverOptions {
   secret: string;
   maxBodyBytes: number;
   dedupeWindowMs: number;
-  inbox: WebhookInbox;
+  inbox: WebhookInboxStore;
   metrics: OpsMetrics;
   logger: Logger;
   /** Server time (the API client's clock), so stored times compare with the event log's. */

@@ -2,7 +2,7 @@ import { getInvoice } from '../api/endpoints/invoices.js';
 import { getLoad, listLoadDocuments, listLoads } from '../api/endpoints/loads.js';
 import type { ApiClient } from '../api/api-client.js';
 import { isApiError } from '../api/errors.js';
-import type { SyncSideTables } from '../sync/side-tables.js';
+import type { SyncSideStore } from '../state/stores/sync-side-store.js';
 import type { RawRecord } from '../sync/stream-definition.js';
 import { invoiceFacts } from '../sync/strategies/invoices.js';
 
@@ -12,7 +12,7 @@ export const LOAD_FAMILIES: ReadonlySet<string> = new Set(['load', 'appointments
 /** Records a refresh produced, plus bookkeeping to commit with them. */
 export interface Refreshed {
   records: RawRecord[];
-  afterCommit: Array<(side: SyncSideTables) => Promise<void>>;
+  afterCommit: Array<(side: SyncSideStore) => Promise<void>>;
 }
 
 function isGone(error: unknown): boolean {

@@ -3,7 +3,7 @@ import { serversFor } from '../ops/server-pool.js';
 import { isAbortError } from '../util/abort.js';
 import { UsageError } from '../util/errors.js';
 import { catchUp } from './catch-up.js';
-import { WebhookInbox } from './inbox.js';
+import { WebhookInboxStore } from '../state/stores/webhook-inbox-store.js';
 import { WebhookProcessor } from './processor.js';
 import { createReceiver } from './receiver.js';
 import { Wakeup } from './wakeup.js';
@@ -25,7 +25,7 @@ export const webhookService: DaemonServiceFactory = (daemon) => {
   const secret = config.secret;
   const logger = app.logger.child({ component: 'webhooks' });
   const servers = serversFor(app);
-  const inbox = new WebhookInbox(app.db);
+  const inbox = new WebhookInboxStore(app.db);
   const processor = new WebhookProcessor(app, inbox, { batchSize: config.batchSize, maxAttempts: config.maxAttempts });
   const loops = new AbortController();
   const catchUpWake = new Wakeup();

@@ -1,10 +1,10 @@
 import { encodeCommand } from '../../src/outbound/command-codec.js';
 import type { OutboundCommand } from '../../src/outbound/commands/command.js';
-import type { OutboxRepository } from '../../src/outbound/outbox-repository.js';
+import type { OutboxStore } from '../../src/state/stores/outbox-store.js';
 
 /** Puts a command into a real outbox as intake would: one row, pending, due now. */
 export async function enqueue(
-  outbox: OutboxRepository,
+  outbox: OutboxStore,
   command: OutboundCommand,
   options: { loadGroup?: string; revision?: number; source?: string; unit?: string; ref?: string } = {},
 ): Promise<number> {

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Page, RejectedItem } from '../../src/api/paging.js';
 import type { StateTables } from '../../src/state/tables.js';
-import { SyncSideTables } from '../../src/sync/side-tables.js';
+import { SyncSideStore } from '../../src/state/stores/sync-side-store.js';
 import type { Chunk, RawRecord, RunPlan, StreamEnv } from '../../src/sync/stream-definition.js';
 import { silentLogger } from '../../src/util/logger.js';
 import type { FakeApi } from './fake-api.js';
@@ -29,7 +29,7 @@ export function plan(overrides: Partial<RunPlan> = {}): RunPlan {
 
 /**
  * A StreamEnv around the fake API. Strategies that keep no side state never touch `side`; it is
- * a real SyncSideTables only when a database is given (invoices).
+ * a real SyncSideStore only when a database is given (invoices).
  */
 export function env<T>(api: FakeApi, options: T, pageSize: number, db?: Kysely<StateTables>, now?: () => Date): StreamEnv<T> {
   return {
@@ -38,12 +38,12 @@ export function env<T>(api: FakeApi, options: T, pageSize: number, db?: Kysely<S
     pageSize,
     options,
     logger: silentLogger(),
-    side: db ? new SyncSideTables(db, now) : (new Proxy({}, { get: () => { throw new Error('side tables not expected here'); } }) as SyncSideTables),
+    side: db ? new SyncSideStore(db, now) : (new Proxy({}, { get: () => { throw new Error('side tables not expected here'); } }) as SyncSideStore),
   };
 }
 
 /** Reads every chunk; applies each chunk's afterCommit before asking for the next, as the runner does. */
-export async function collect<C>(chunks: AsyncIterable<Chunk<C>>, side?: SyncSideTables): Promise<Array<Chunk<C>>> {
+export async function collect<C>(chunks: AsyncIterable<Chunk<C>>, side?: SyncSideStore): Promise<Array<Chunk<C>>> {
   const out: Array<Chunk<C>> = [];
   for await (const chunk of chunks) {
     out.push(chunk);

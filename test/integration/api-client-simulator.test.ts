@@ -5,7 +5,7 @@ import { listLoads } from '../../src/api/endpoints/loads.js';
 import { offsetPages } from '../../src/api/paging.js';
 import { openStateDatabase } from '../../src/state/database.js';
 import { migrateToLatest } from '../../src/state/migrate.js';
-import { SqlTokenStore } from '../../src/state/token-repository.js';
+import { SqlTokenStore } from '../../src/state/stores/token-store.js';
 import type { SimulatorHandle } from '../../src/simulator/index.js';
 import { capturingLogger } from '../helpers/log-capture.js';
 import { startSim, tempDir } from '../helpers/pull-harness.js';

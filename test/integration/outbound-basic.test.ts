@@ -3,7 +3,7 @@ import type { SimulatorHandle } from '../../src/simulator/index.js';
 import { MemorySource } from '../helpers/memory-source.js';
 import { loadsByErpKey, outboundConfig, push, syncDirectory, withApp } from '../helpers/outbound-harness.js';
 import { startSim, tempDir } from '../helpers/pull-harness.js';
-import { OutboxRepository } from '../../src/outbound/outbox-repository.js';
+import { OutboxStore } from '../../src/state/stores/outbox-store.js';
 
 describe('outbound push against the simulator (in-memory source)', () => {
   let sim: SimulatorHandle;
@@ -65,7 +65,7 @@ describe('outbound push against the simulator (in-memory source)', () => {
     const again = await push(config, dir, [{ name: 'mem', source }]);
     expect(again).toMatchObject({ units: 0, steps: 0 });
     await withApp(config, dir, async (app) => {
-      expect(await new OutboxRepository(app.db).countsByState()).toEqual({ done: 5 });
+      expect(await new OutboxStore(app.db).countsByState()).toEqual({ done: 5 });
     });
   });
 

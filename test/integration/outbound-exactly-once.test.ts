@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OutboxRepository } from '../../src/outbound/outbox-repository.js';
+import { OutboxStore } from '../../src/state/stores/outbox-store.js';
 import type { SimulatorHandle } from '../../src/simulator/index.js';
 import { csvKey, insertStagingCreates, readStaging, sqlKey, writeCreatesCsv } from '../helpers/outbound-fixtures.js';
 import { loadsByErpKey, outboundConfig, push, syncDirectory, withApp } from '../helpers/outbound-harness.js';
@@ -96,7 +96,7 @@ describe('outbound exactly-once under ambiguous creates and faults', () => {
     }
 
     await withApp(config, dir, async (app) => {
-      expect(await new OutboxRepository(app.db).countsByState()).toEqual({ done: 2 * N + N / 10 + N / 20 + N / 10 });
+      expect(await new OutboxStore(app.db).countsByState()).toEqual({ done: 2 * N + N / 10 + N / 20 + N / 10 });
     });
   });
 });

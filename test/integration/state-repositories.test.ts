@@ -6,10 +6,10 @@ import { openStateDatabase } from '../../src/state/database.js';
 import { migrateToLatest } from '../../src/state/migrate.js';
 import { accountKey } from '../../src/api/account-key.js';
 import { InMemoryTokenStore, type TokenStore } from '../../src/api/token-store.js';
-import { SqlTokenStore } from '../../src/state/token-repository.js';
-import { CheckpointRepository } from '../../src/state/checkpoint-repository.js';
-import { RunHistory } from '../../src/state/run-history.js';
-import { SeenRecords } from '../../src/state/seen-records.js';
+import { SqlTokenStore } from '../../src/state/stores/token-store.js';
+import { CheckpointStore } from '../../src/state/stores/checkpoint-store.js';
+import { RunHistoryStore } from '../../src/state/stores/run-history-store.js';
+import { SeenRecordStore } from '../../src/state/stores/seen-record-store.js';
 import type { StateTables } from '../../src/state/tables.js';
 import { freshStateDatabase } from '../helpers/state-db.js';
 
@@ -78,12 +78,12 @@ describe('SqlTokenStore', () => {
   });
 });
 
-describe('CheckpointRepository', () => {
+describe('CheckpointStore', () => {
   const cursorSchema = z.strictObject({ updatedAt: z.string(), seenIds: z.array(z.string()) });
 
   it('round-trips a cursor and lists and deletes it', async () => {
     const { db } = await fresh();
-    const checkpoints = new CheckpointRepository(db, () => new Date('2025-02-03T04:05:06Z'));
+    const checkpoints = new CheckpointStore(db, () => new Date('2025-02-03T04:05:06Z'));
     expect(await checkpoints.get('loads', cursorSchema)).toBeUndefined();
     const cursor = { updatedAt: '2025-01-01T00:00:00Z', seenIds: ['a', 'b'] };
     await checkpoints.set('loads', cursor, cursorSchema);
@@ -99,7 +99,7 @@ describe('CheckpointRepository', () => {
 
   it('names the stream when the stored JSON is broken or does not match the schema', async () => {
     const { db, file } = await fresh();
-    const checkpoints = new CheckpointRepository(db);
+    const checkpoints = new CheckpointStore(db);
     const raw = new Database(file);
     raw.prepare('insert into checkpoints (stream, cursor, updated_at) values (?, ?, ?)').run('invoices', '{not json', 'x');
     raw.prepare('insert into checkpoints (stream, cursor, updated_at) values (?, ?, ?)').run('bills', '{"updatedAt":5}', 'x');
@@ -110,15 +110,15 @@ describe('CheckpointRepository', () => {
 
   it('refuses to store a cursor its schema rejects', async () => {
     const { db } = await fresh();
-    const checkpoints = new CheckpointRepository(db);
+    const checkpoints = new CheckpointStore(db);
     await expect(checkpoints.set('loads', { updatedAt: 1 } as never, cursorSchema)).rejects.toThrow(/stream "loads"/);
     expect(await checkpoints.list()).toEqual([]);
   });
 
   it('joins a caller transaction: a rollback undoes the checkpoint', async () => {
     const { db } = await fresh();
-    const checkpoints = new CheckpointRepository(db);
-    const seen = new SeenRecords(db);
+    const checkpoints = new CheckpointStore(db);
+    const seen = new SeenRecordStore(db);
     await db
       .transaction()
       .execute(async (trx) => {
@@ -132,10 +132,10 @@ describe('CheckpointRepository', () => {
   });
 });
 
-describe('RunHistory', () => {
+describe('RunHistoryStore', () => {
   it('records runs and returns the last and the most recent', async () => {
     const { db } = await fresh();
-    const runs = new RunHistory(db, () => new Date('2025-01-01T00:00:00Z'));
+    const runs = new RunHistoryStore(db, () => new Date('2025-01-01T00:00:00Z'));
     const first = await runs.start('loads', 'run');
     const second = await runs.start('invoices', 'run');
     await runs.finish(first, { status: 'ok', records: 10, pages: 2, requests: 3 });
@@ -150,10 +150,10 @@ describe('RunHistory', () => {
   });
 });
 
-describe('SeenRecords', () => {
+describe('SeenRecordStore', () => {
   it('returns only new or changed keys, across more keys than one statement may bind', async () => {
     const { db } = await fresh();
-    const seen = new SeenRecords(db);
+    const seen = new SeenRecordStore(db);
     const items = Array.from({ length: 2500 }, (_, i) => ({ key: `L${i}`, hash: `h${i}` }));
     expect(await seen.filterChanged('loads', items)).toHaveLength(2500);
     await seen.remember('loads', items);
@@ -172,7 +172,7 @@ describe('SeenRecords', () => {
 
   it('uses the last hash when a batch carries a key twice', async () => {
     const { db } = await fresh();
-    const seen = new SeenRecords(db);
+    const seen = new SeenRecordStore(db);
     await seen.remember('loads', [{ key: 'A', hash: '1' }, { key: 'A', hash: '2' }]);
     expect(await seen.filterChanged('loads', [{ key: 'A', hash: '2' }])).toEqual([]);
     expect(await seen.filterChanged('loads', [{ key: 'A', hash: '1' }, { key: 'A', hash: '2' }])).toEqual([]);

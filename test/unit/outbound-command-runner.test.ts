@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApiNetworkError, ApiRetriesExhaustedError } from '../../src/api/errors.js';
 import { CommandRunner, type RunnerSettings } from '../../src/outbound/command-runner.js';
-import { OutboxRepository } from '../../src/outbound/outbox-repository.js';
+import { OutboxStore } from '../../src/state/stores/outbox-store.js';
 import type { OutboxRow, StateTables } from '../../src/state/tables.js';
 import { apiError, FakeApi } from '../helpers/fake-api.js';
 import { createCommand, enqueue, statusCommand, updateCommand } from '../helpers/outbox-rows.js';
@@ -18,12 +18,12 @@ const SERVER_NOW = Date.parse('2024-06-01T12:00:00.000Z');
 const SETTINGS: RunnerSettings = { reconcileBy: 'secondaryReferenceNo', setSecondaryReferenceNo: true, maxAttempts: 3 };
 
 let db: Kysely<StateTables>;
-let outbox: OutboxRepository;
+let outbox: OutboxStore;
 const signal = new AbortController().signal;
 
 beforeEach(async () => {
   ({ db } = await freshStateDatabase());
-  outbox = new OutboxRepository(db);
+  outbox = new OutboxStore(db);
 });
 
 afterEach(async () => {

@@ -4,7 +4,7 @@ import type { CommandRunner, StepOutcome } from '../../src/outbound/command-runn
 import { ApiNetworkError } from '../../src/api/errors.js';
 import { CommandRunner as RealCommandRunner } from '../../src/outbound/command-runner.js';
 import { Dispatcher, type DispatcherSettings, type DrainOptions } from '../../src/outbound/dispatcher.js';
-import { OutboxRepository } from '../../src/outbound/outbox-repository.js';
+import { OutboxStore } from '../../src/state/stores/outbox-store.js';
 import type { OutboxRow, StateTables } from '../../src/state/tables.js';
 import { silentLogger } from '../../src/util/logger.js';
 import { FakeApi } from '../helpers/fake-api.js';
@@ -35,7 +35,7 @@ class ScriptedRunner {
   gate: Promise<void> | undefined;
 
   constructor(
-    private readonly outbox: OutboxRepository,
+    private readonly outbox: OutboxStore,
     private readonly outcome: (row: OutboxRow, call: number) => StepOutcome = (row) => ({ type: 'done', result: { referenceNumber: `REF-${row.erp_key}`, loadId: null } }),
   ) {}
 
@@ -73,11 +73,11 @@ class ScriptedRunner {
 const BASE: DispatcherSettings = { concurrency: 4, maxAttempts: 5, backoff: { base: 1, max: 2 }, reconcileDelay: 0, idleCheckMs: 5 };
 
 let db: Kysely<StateTables>;
-let outbox: OutboxRepository;
+let outbox: OutboxStore;
 
 beforeEach(async () => {
   ({ db } = await freshStateDatabase());
-  outbox = new OutboxRepository(db);
+  outbox = new OutboxStore(db);
 });
 
 afterEach(async () => {
@@ -88,7 +88,7 @@ function untilIdle(maxWaitMs = 1_000): DrainOptions {
   return { stopSignal: new AbortController().signal, abortSignal: new AbortController().signal, untilIdle: { maxWaitMs } };
 }
 
-function dispatcher(runner: ScriptedRunner, settings: Partial<DispatcherSettings> = {}, finals: number[][] = [], repo: OutboxRepository = outbox, logger = silentLogger()) {
+function dispatcher(runner: ScriptedRunner, settings: Partial<DispatcherSettings> = {}, finals: number[][] = [], repo: OutboxStore = outbox, logger = silentLogger()) {
   return new Dispatcher(repo, runner.asRunner(), { ...BASE, ...settings }, logger, async (ids) => {
     finals.push(ids);
   });
@@ -318,7 +318,7 @@ describe('Dispatcher.recover', () => {
 });
 
 describe('Dispatcher: store errors during drain', () => {
-  class FlakyOutbox extends OutboxRepository {
+  class FlakyOutbox extends OutboxStore {
     failDueHeads = 0;
     failMarkDone = 0;
     markDoneFailures = 0;
@@ -330,7 +330,7 @@ describe('Dispatcher: store errors during drain', () => {
       }
       return super.dueHeads(now, limit);
     }
-    override async markDone(id: number, result: Parameters<OutboxRepository['markDone']>[1]) {
+    override async markDone(id: number, result: Parameters<OutboxStore['markDone']>[1]) {
       if (this.failMarkDone > 0) {
         this.failMarkDone -= 1;
         this.markDoneFailures += 1;

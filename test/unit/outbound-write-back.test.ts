@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MemorySource } from '../../src/outbound/memory-source.js';
-import { OutboxRepository } from '../../src/outbound/outbox-repository.js';
-import { UnitRepository } from '../../src/outbound/unit-repository.js';
+import { OutboxStore } from '../../src/state/stores/outbox-store.js';
+import { UnitStore } from '../../src/state/stores/unit-store.js';
 import { resultOf, WriteBack } from '../../src/outbound/write-back.js';
 import type { CommandSource, InboundResult } from '../../src/contracts/index.js';
 import type { StateTables } from '../../src/state/tables.js';
@@ -17,14 +17,14 @@ import { freshStateDatabase } from '../helpers/state-db.js';
  * Real SQLite outbox and unit tables; the source is the in-memory CommandSource.
  */
 let db: Kysely<StateTables>;
-let outbox: OutboxRepository;
-let units: UnitRepository;
+let outbox: OutboxStore;
+let units: UnitStore;
 const signal = new AbortController().signal;
 
 beforeEach(async () => {
   ({ db } = await freshStateDatabase());
-  outbox = new OutboxRepository(db);
-  units = new UnitRepository(db);
+  outbox = new OutboxStore(db);
+  units = new UnitStore(db);
 });
 
 afterEach(async () => {

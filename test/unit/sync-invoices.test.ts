@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { StateTables } from '../../src/state/tables.js';
-import { SyncSideTables } from '../../src/sync/side-tables.js';
+import { SyncSideStore } from '../../src/state/stores/sync-side-store.js';
 import { readInvoices, type InvoiceCursor } from '../../src/sync/strategies/invoices.js';
 import type { RunPlan } from '../../src/sync/stream-definition.js';
 import { apiError, FakeApi, type RecordedCall } from '../helpers/fake-api.js';
@@ -61,12 +61,12 @@ class InvoiceServer {
 
 let db: Kysely<StateTables>;
 let nowMs: number;
-let side: SyncSideTables;
+let side: SyncSideStore;
 
 beforeEach(async () => {
   ({ db } = await freshStateDatabase());
   nowMs = SERVER_NOW;
-  side = new SyncSideTables(db, () => new Date(nowMs));
+  side = new SyncSideStore(db, () => new Date(nowMs));
 });
 
 afterEach(async () => {

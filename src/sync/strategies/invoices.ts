@@ -3,7 +3,7 @@ import { getInvoice, listInvoices } from '../../api/endpoints/invoices.js';
 import { ApiError } from '../../api/errors.js';
 import { offsetPages } from '../../api/paging.js';
 import type { Invoice } from '../../api/schemas/resources.js';
-import type { SyncSideTables, InvoiceFacts } from '../side-tables.js';
+import type { SyncSideStore, InvoiceFacts } from '../../state/stores/sync-side-store.js';
 import type { Chunk, RawRecord, RunPlan, StreamEnv } from '../stream-definition.js';
 import { readClosedWindows, windowCursorSchema } from './closed-window.js';
 
@@ -40,7 +40,7 @@ export function invoiceFacts(invoice: RawRecord): InvoiceFacts {
   return { invoiceId: String(invoice._id), status, billingDate, loadReferenceNumbers: [...new Set(refs)] };
 }
 
-function bookkeeping(records: RawRecord[]): Array<(side: SyncSideTables) => Promise<void>> {
+function bookkeeping(records: RawRecord[]): Array<(side: SyncSideStore) => Promise<void>> {
   if (records.length === 0) return [];
   const facts = records.map(invoiceFacts);
   return [(side) => side.recordInvoices(facts)];
@@ -123,7 +123,7 @@ export async function* readInvoices(
 
 async function* repollOpen(
   env: StreamEnv<InvoiceOptions>,
-  open: Awaited<ReturnType<SyncSideTables['openInvoices']>>,
+  open: Awaited<ReturnType<SyncSideStore['openInvoices']>>,
   cursor: InvoiceCursor,
   includePaymentHistory: boolean,
   signal: AbortSignal,

@@ -7,7 +7,7 @@ import { readClosedWindows, windowCursorSchema, type WindowCursor } from '../str
 import { keysetCursorSchema, readKeyset, type KeysetCursor } from '../strategies/keyset.js';
 import { z } from 'zod';
 import { deletedFlagOp, noOptions, requireKey, stringField } from './common.js';
-import { CustomerDirectory } from '../../outbound/customer-directory.js';
+import { CustomerDirectoryStore } from '../../state/stores/customer-directory-store.js';
 
 type CustomerCursor = KeysetCursor | WindowCursor;
 
@@ -76,7 +76,7 @@ function customerLikeStream(name: 'customers' | 'consignees'): StreamDefinition<
  */
 async function* withDirectory(name: 'customers' | 'consignees', chunks: AsyncIterable<Chunk<CustomerCursor>>): AsyncIterable<Chunk<CustomerCursor>> {
   for await (const chunk of chunks) {
-    const remember = async (side: { db: ConstructorParameters<typeof CustomerDirectory>[0] }) => new CustomerDirectory(side.db).remember(name, chunk.records);
+    const remember = async (side: { db: ConstructorParameters<typeof CustomerDirectoryStore>[0] }) => new CustomerDirectoryStore(side.db).remember(name, chunk.records);
     yield { ...chunk, afterCommit: [...(chunk.afterCommit ?? []), remember] };
   }
 }

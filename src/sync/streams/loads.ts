@@ -4,7 +4,7 @@ import type { Page } from '../../api/paging.js';
 import type { StreamDefinition, RawRecord, Chunk } from '../stream-definition.js';
 import { keysetCursorSchema, readKeyset, type KeysetCursor } from '../strategies/keyset.js';
 import { readClosedWindows, windowCursorSchema, type WindowCursor } from '../strategies/closed-window.js';
-import type { SyncSideTables } from '../side-tables.js';
+import type { SyncSideStore } from '../../state/stores/sync-side-store.js';
 import { booleanOption, deletedFlagOp, requireKey, stringField } from './common.js';
 
 const loadsOptions = z.strictObject({
@@ -21,7 +21,7 @@ type LoadsCursor = KeysetCursor | WindowCursor;
 /** Load statuses after which an invoice should exist (main names and brokerage display names). */
 const INVOICED_STATUSES = new Set(['BILLING', 'PARTIAL_PAID', 'FULL_PAID']);
 
-function invoiceCandidates(records: RawRecord[]): Array<(side: SyncSideTables) => Promise<void>> {
+function invoiceCandidates(records: RawRecord[]): Array<(side: SyncSideStore) => Promise<void>> {
   const refs = records
     // Deleted loads too: a load deleted after billing keeps its invoice, and a tombstone may be
     // the only version of the load this daemon ever sees (found by the chaos suite).

@@ -1,6 +1,12 @@
 import type { Kysely } from 'kysely';
-import type { RejectedItem } from '../api/paging.js';
-import type { StateTables } from '../state/tables.js';
+import type { StateTables } from '../tables.js';
+
+/** A list element that failed its schema or had no key (the API layer's `QuarantinedItem` has this shape). */
+export interface QuarantinedItem {
+  index: number;
+  problem: string;
+  raw: unknown;
+}
 
 export interface OpenInvoice {
   invoiceId: string;
@@ -29,15 +35,15 @@ export const FINAL_INVOICE_STATUSES: ReadonlySet<string> = new Set(['FULL_PAID']
  * Engine state beyond cursors (see migration 0002). Every method takes the executor it runs on,
  * so the runner can put the bookkeeping of a batch in the same transaction as its checkpoint.
  */
-export class SyncSideTables {
+export class SyncSideStore {
   constructor(
     readonly db: Kysely<StateTables>,
     private readonly now: () => Date = () => new Date(),
   ) {}
 
   /** The same tables on an open transaction. */
-  on(executor: Kysely<StateTables>): SyncSideTables {
-    return new SyncSideTables(executor, this.now);
+  on(executor: Kysely<StateTables>): SyncSideStore {
+    return new SyncSideStore(executor, this.now);
   }
 
   async recordInvoices(invoices: readonly InvoiceFacts[]): Promise<void> {
@@ -178,7 +184,7 @@ export class SyncSideTables {
   }
 
   /** Keeps list elements that failed their schema, raw, for inspection. */
-  async quarantine(stream: string, batchId: string, rejected: readonly RejectedItem[]): Promise<void> {
+  async quarantine(stream: string, batchId: string, rejected: readonly QuarantinedItem[]): Promise<void> {
     const at = this.now().toISOString();
     for (const item of rejected) {
       await this.db

@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import type { StateTables, WebhookInboxState, WebhookInboxTable } from '../state/tables.js';
+import type { StateTables, WebhookInboxState, WebhookInboxTable } from '../tables.js';
 
 export type InboxRow = Selectable<WebhookInboxTable>;
 
@@ -25,7 +25,7 @@ export type AcceptOutcome = 'stored' | 'duplicate' | 'rearmed';
  * can lose the last commits; the catch-up then re-reads the event log from the newest event time
  * that did reach the disk (`lastEventTime`), so those events come back from the log.
  */
-export class WebhookInbox {
+export class WebhookInboxStore {
   constructor(private readonly db: Kysely<StateTables>) {}
 
   async accept(entry: InboxEntry, dedupeWindowMs: number): Promise<AcceptOutcome> {

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { RunStatus, StateTables } from './tables.js';
-import { StateError } from './errors.js';
+import type { RunStatus, StateTables } from '../tables.js';
+import { StateError } from '../errors.js';
 
 export interface RunOutcome {
   status: Exclude<RunStatus, 'running'>;
@@ -24,7 +24,7 @@ export interface RunRecord {
 }
 
 /** One row per stream run, for `status` and troubleshooting. */
-export class RunHistory {
+export class RunHistoryStore {
   constructor(
     private readonly db: Kysely<StateTables>,
     private readonly now: () => Date = () => new Date(),

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { StateTables } from '../state/tables.js';
-import { OPEN_STATES } from './outbox-states.js';
+import type { StateTables } from '../tables.js';
+import { OPEN_STATES } from '../outbox-states.js';
 
 export interface InboundEntry {
   ref: string;
@@ -11,11 +11,11 @@ export interface InboundEntry {
 }
 
 /** Units handed over by sources, and the fate of each of their requests (write-back). */
-export class UnitRepository {
+export class UnitStore {
   constructor(readonly db: Kysely<StateTables>) {}
 
-  on(executor: Kysely<StateTables>): UnitRepository {
-    return new UnitRepository(executor);
+  on(executor: Kysely<StateTables>): UnitStore {
+    return new UnitStore(executor);
   }
 
   async find(source: string, unitId: string): Promise<{ state: string; location: string } | undefined> {

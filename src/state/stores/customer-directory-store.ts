@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { StateTables } from '../state/tables.js';
+import type { StateTables } from '../tables.js';
 
 export type DirectoryCollection = 'customers' | 'consignees';
 
@@ -17,7 +17,7 @@ const CHUNK = 400;
  * command can name a caller, shipper or consignee by the ERP's code instead of the API id. Filled
  * in the same transaction as the streams' checkpoints (see src/sync/streams/customers.ts).
  */
-export class CustomerDirectory {
+export class CustomerDirectoryStore {
   constructor(private readonly db: Kysely<StateTables>) {}
 
   /** Upserts records as delivered by the customers / consignees streams. */

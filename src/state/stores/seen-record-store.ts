@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { StateTables } from './tables.js';
-import type { StateExecutor } from './checkpoint-repository.js';
+import type { StateTables } from '../tables.js';
+import type { StateExecutor } from './checkpoint-store.js';
 
 export interface SeenItem {
   key: string;
@@ -20,7 +20,7 @@ const ROWS_PER_UPSERT = Math.floor(MAX_PARAMETERS / 4); // four columns per row
  * Remembers the content hash of every record delivered per stream, so records re-delivered by
  * overlapping windows (lookback) are dropped unless their content changed.
  */
-export class SeenRecords {
+export class SeenRecordStore {
   constructor(
     private readonly db: Kysely<StateTables>,
     private readonly now: () => Date = () => new Date(),

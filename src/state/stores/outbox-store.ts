@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { OutboxRow, OutboxState, StateTables } from '../state/tables.js';
-import { OPEN_STATES } from './outbox-states.js';
+import type { OutboxRow, OutboxState, StateTables } from '../tables.js';
+import { OPEN_STATES } from '../outbox-states.js';
 
 export interface NewCommandRow {
   erpKey: string;
@@ -27,14 +27,14 @@ export interface OutboxListFilter {
  * Every read and write of the outbox tables. Each state change is a single UPDATE that also
  * stamps `updated_at`; callers pass a transaction when several must commit together.
  */
-export class OutboxRepository {
+export class OutboxStore {
   constructor(
     readonly db: Kysely<StateTables>,
     private readonly now: () => Date = () => new Date(),
   ) {}
 
-  on(executor: Kysely<StateTables>): OutboxRepository {
-    return new OutboxRepository(executor, this.now);
+  on(executor: Kysely<StateTables>): OutboxStore {
+    return new OutboxStore(executor, this.now);
   }
 
   private stamp(): string {

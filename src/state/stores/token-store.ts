@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
-import type { StateTables } from './tables.js';
-import { durableCommit } from './durability.js';
+import type { StateTables } from '../tables.js';
+import { durableCommit } from '../durability.js';
 
-import type { StoredTokens, TokenStore } from '../contracts/token-store.js';
+import type { StoredTokens, TokenStore } from '../../contracts/token-store.js';
 
 export class SqlTokenStore implements TokenStore {
   constructor(

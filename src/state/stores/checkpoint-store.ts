@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { z } from 'zod';
-import type { StateTables } from './tables.js';
-import { StateError } from './errors.js';
+import type { StateTables } from '../tables.js';
+import { StateError } from '../errors.js';
 
 /** A database handle or an open transaction (Kysely's Transaction is a Kysely). */
 export type StateExecutor = Kysely<StateTables>;
@@ -18,7 +18,7 @@ export interface CheckpointEntry {
  * its zod schema, so a cursor written by an older version or edited by hand fails loudly, naming
  * the stream, instead of silently restarting or skipping data.
  */
-export class CheckpointRepository {
+export class CheckpointStore {
   constructor(
     private readonly db: Kysely<StateTables>,
     private readonly now: () => Date = () => new Date(),

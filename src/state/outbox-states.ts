@@ -1,4 +1,4 @@
-import type { OutboxState } from '../state/tables.js';
+import type { OutboxState } from './tables.js';
 
 export const OUTBOX_STATES: readonly OutboxState[] = ['pending', 'sending', 'retry', 'reconciling', 'done', 'dead', 'cancelled'];
 export const FINAL_STATES: readonly OutboxState[] = ['done', 'dead', 'cancelled'];
