@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { openApp } from '../src/app/app-context.js';
+import { openApp } from '../src/app/compose.js';
 import { runPass } from '../src/app/sync-pass.js';
 import { parseConfig } from '../src/config/parse-config.js';
 import { startSimulatorProcess } from './simulator-process.js';

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { openApp } from '../src/app/app-context.js';
+import { composeOutbound, openApp } from '../src/app/compose.js';
 import { parseConfig } from '../src/config/parse-config.js';
 import { MemorySource } from '../src/outbound/memory-source.js';
 import { runPush } from '../src/outbound/run-push.js';
@@ -59,11 +59,11 @@ export async function benchOutbound(options: { creates?: number; limit?: number 
       // The token is fetched before the clock starts: the bench measures the dispatcher.
       await app.client.tokens.accessToken();
       const started = Date.now();
-      const summary = await runPush(app, {
+      const abortSignal = new AbortController().signal;
+      const summary = await runPush(composeOutbound(app, { abortSignal, extraSources: [{ name: 'bench', source }] }), {
         stopSignal: new AbortController().signal,
-        abortSignal: new AbortController().signal,
+        abortSignal,
         maxWaitMs: 60_000,
-        extraSources: [{ name: 'bench', source }],
         settleMs: 0,
       });
       const seconds = (Date.now() - started) / 1000;

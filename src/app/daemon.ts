@@ -1,61 +1,101 @@
+import { EventEmitter } from 'node:events';
+import { describeError } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
-import type { AppContext } from './app-context.js';
-import { StreamScheduler } from './stream-scheduler.js';
 
-/**
- * A long-running part of the daemon besides the stream scheduler (webhook receiver, outbound
- * dispatcher, ops HTTP server). `start` returns once it is up; `stop` drains and resolves.
- */
-export interface DaemonService {
-  readonly name: string;
-  start(): Promise<void>;
-  stop(): Promise<void>;
-}
+import type { DaemonServiceLike } from '../util/daemon-service.js';
 
-export type DaemonServiceFactory = (daemon: DaemonHandle) => DaemonService | undefined | Promise<DaemonService | undefined>;
+/** A long-running part of the daemon (see `DaemonServiceLike`). */
+export type DaemonService = DaemonServiceLike;
 
-export interface DaemonHandle {
-  readonly app: AppContext;
-  readonly scheduler: StreamScheduler;
-  readonly logger: Logger;
-  readonly stopSignal: AbortSignal;
-  readonly abortSignal: AbortSignal;
+export interface DaemonEvents {
+  'service:started': [name: string];
+  /** A service's loop died: the daemon is stopping because of it. */
+  'service:failed': [name: string, error: unknown];
+  stopping: [reason: string];
+  stopped: [error: unknown];
 }
 
 /**
- * `freight-sync run`: the scheduler plus every registered service. Services start in order and
- * stop in reverse order; the scheduler stops first so no new batch starts while draining.
+ * The runner handle of `freight-sync run` (graphile-worker style). `promise` resolves once a
+ * requested stop has drained everything, and rejects — after stopping the other services in
+ * reverse order — when any service loop died. Tests and the CLI wait on it; nothing polls.
  */
-export async function runDaemon(
-  app: AppContext,
-  options: { stopSignal: AbortSignal; abortSignal: AbortSignal; runOnStart: boolean; services: readonly DaemonServiceFactory[] },
-): Promise<void> {
-  const scheduler = new StreamScheduler(app, { stopSignal: options.stopSignal, abortSignal: options.abortSignal, runOnStart: options.runOnStart });
-  const handle: DaemonHandle = { app, scheduler, logger: app.logger, stopSignal: options.stopSignal, abortSignal: options.abortSignal };
-  const started: DaemonService[] = [];
-  try {
-    for (const factory of options.services) {
-      const service = await factory(handle);
-      if (!service) continue;
-      await service.start();
-      started.push(service);
-      app.logger.info({ service: service.name }, 'service started');
-    }
-    scheduler.start();
-    app.logger.info({ streams: app.streams.map((s) => (s.definition.pushOnly ? `${s.definition.name} (webhook push)` : `${s.definition.name} (${s.settings.schedule})`)) }, 'daemon running');
-    await new Promise<void>((resolve) => {
-      if (options.stopSignal.aborted) resolve();
-      else options.stopSignal.addEventListener('abort', () => resolve(), { once: true });
-    });
-    app.logger.info('stopping: finishing current batches');
-  } finally {
-    await scheduler.stop();
-    for (const service of started.reverse()) {
-      try {
-        await service.stop();
-      } catch (error) {
-        app.logger.warn({ err: error, service: service.name }, 'service failed to stop cleanly');
-      }
-    }
+export interface DaemonRunner {
+  readonly promise: Promise<void>;
+  /** Drains and stops every service in reverse start order; resolves when done (never rejects). */
+  stop(reason?: string): Promise<void>;
+  readonly events: EventEmitter<DaemonEvents>;
+}
+
+export class DaemonFailedError extends Error {
+  readonly service: string;
+  constructor(service: string, cause: unknown) {
+    super(`service ${service} failed: ${describeError(cause)}`, { cause });
+    this.name = 'DaemonFailedError';
+    this.service = service;
   }
+}
+
+/**
+ * Starts the services in order (a failing start stops those already started, in reverse, and
+ * rethrows). Returns once all are up.
+ */
+export async function startDaemon(options: { services: readonly DaemonService[]; logger: Logger }): Promise<DaemonRunner> {
+  const { logger } = options;
+  const events = new EventEmitter<DaemonEvents>();
+  const started: DaemonService[] = [];
+  let failure: DaemonFailedError | undefined;
+  let stopping: Promise<void> | undefined;
+  let settle!: { resolve: () => void; reject: (error: unknown) => void };
+  const promise = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
+  // The CLI and tests attach their own handlers; this one only keeps an early failure from
+  // being reported as unhandled before they do.
+  promise.catch(() => undefined);
+
+  const stopAll = (reason: string): Promise<void> =>
+    (stopping ??= (async () => {
+      events.emit('stopping', reason);
+      for (const service of [...started].reverse()) {
+        try {
+          await service.stop();
+        } catch (error) {
+          logger.warn({ err: error, service: service.name }, 'service failed to stop cleanly');
+        }
+      }
+      events.emit('stopped', failure);
+      if (failure) settle.reject(failure);
+      else settle.resolve();
+    })());
+
+  const watch = (service: DaemonService, loops: Promise<void>) => {
+    loops.then(
+      () => undefined,
+      (error: unknown) => {
+        failure ??= new DaemonFailedError(service.name, error);
+        logger.error({ err: error, service: service.name }, `service ${service.name} failed: stopping the daemon`);
+        events.emit('service:failed', service.name, error);
+        void stopAll(`service ${service.name} failed`);
+      },
+    );
+  };
+
+  for (const service of options.services) {
+    let run: { loops: Promise<void> };
+    try {
+      run = await service.start();
+    } catch (error) {
+      failure = new DaemonFailedError(service.name, error);
+      await stopAll(`service ${service.name} failed to start`);
+      throw failure;
+    }
+    started.push(service);
+    watch(service, run.loops);
+    events.emit('service:started', service.name);
+    logger.info({ service: service.name }, 'service started');
+  }
+  return {
+    promise,
+    events,
+    stop: (reason = 'stop requested') => stopAll(reason),
+  };
 }

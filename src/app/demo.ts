@@ -4,7 +4,7 @@ import { demoConfig, DEMO_CONNECTOR } from '../config/defaults.js';
 import { startSimulator, type SimulatorHandle } from '../simulator/index.js';
 import type { StreamRunSummary } from '../sync/stream-runner.js';
 import type { Logger } from '../util/logger.js';
-import { openApp } from './app-context.js';
+import { openApp } from './compose.js';
 import { compareWithTruth, latestByKey, readCsvRows, type TruthComparison } from './csv-drop-check.js';
 import { runPass } from './sync-pass.js';
 

@@ -1,7 +1,15 @@
 import cron, { type ScheduledTask } from 'node-cron';
-import { runStream, type StreamRunSummary } from '../sync/stream-runner.js';
-import type { AppContext } from './app-context.js';
+import { runStream, type NamedSink, type StreamRunDeps, type StreamRunSummary } from '../sync/stream-runner.js';
+import type { Logger } from '../util/logger.js';
+import type { DaemonService } from './daemon.js';
 import { incrementalPlan, type ResolvedStream } from './stream-settings.js';
+
+export interface SchedulerDeps {
+  streams: readonly ResolvedStream[];
+  runDeps: StreamRunDeps;
+  sinksFor(stream: ResolvedStream): NamedSink[];
+  logger: Logger;
+}
 
 export interface SchedulerOptions {
   stopSignal: AbortSignal;
@@ -23,12 +31,12 @@ export class StreamScheduler {
   readonly lastSummaries = new Map<string, StreamRunSummary>();
 
   constructor(
-    private readonly app: AppContext,
+    private readonly deps: SchedulerDeps,
     private readonly options: SchedulerOptions,
   ) {}
 
   start(): void {
-    for (const stream of this.app.streams) {
+    for (const stream of this.deps.streams) {
       // Push-only streams (events, loadDocuments) have nothing to poll; webhooks feed them.
       if (stream.definition.pushOnly) continue;
       const task = cron.schedule(stream.settings.schedule, () => this.trigger(stream, 'schedule'), {
@@ -40,19 +48,19 @@ export class StreamScheduler {
     }
   }
 
-  /** Starts a run unless one is going (returns false then). Also used by webhooks to pull early. */
+  /** Starts a run unless one is going (returns false then). */
   trigger(stream: ResolvedStream, reason: string): boolean {
     const name = stream.definition.name;
     if (this.options.stopSignal.aborted) return false;
     if (this.running.has(name)) {
-      this.app.logger.debug({ stream: name, reason }, 'previous run still going; tick skipped');
+      this.deps.logger.debug({ stream: name, reason }, 'previous run still going; tick skipped');
       return false;
     }
     const run = (async () => {
       try {
-        const summary = await runStream(this.app.deps, {
+        const summary = await runStream(this.deps.runDeps, {
           definition: stream.definition,
-          sinks: this.app.sinksFor(stream),
+          sinks: this.deps.sinksFor(stream),
           pageSize: stream.pageSize,
           options: stream.options,
           plan: incrementalPlan(stream.settings),
@@ -63,23 +71,18 @@ export class StreamScheduler {
         this.lastSummaries.set(name, summary);
         this.options.onRun?.(summary);
         const level = summary.status === 'failed' ? 'error' : 'info';
-        this.app.logger[level](
+        this.deps.logger[level](
           { stream: name, status: summary.status, delivered: summary.delivered, deletes: summary.deletes, pages: summary.pages, error: summary.error },
           `stream ${name} ${summary.status}`,
         );
       } catch (error) {
-        this.app.logger.error({ err: error, stream: name }, 'stream run crashed');
+        this.deps.logger.error({ err: error, stream: name }, 'stream run crashed');
       } finally {
         this.running.delete(name);
       }
     })();
     this.running.set(name, run);
     return true;
-  }
-
-  triggerByName(name: string, reason: string): boolean {
-    const stream = this.app.streams.find((s) => s.definition.name === name);
-    return stream ? this.trigger(stream, reason) : false;
   }
 
   isRunning(name: string): boolean {
@@ -91,4 +94,25 @@ export class StreamScheduler {
     for (const task of this.tasks) await task.destroy();
     await Promise.allSettled([...this.running.values()]);
   }
+}
+
+/**
+ * The scheduler as a daemon service. It starts last and stops first, so no new batch starts while
+ * the others drain. A stream run that fails is logged and tried again at its next tick (runs are
+ * independent), so its loops never die on their own.
+ */
+export function schedulerService(scheduler: StreamScheduler): DaemonService {
+  let stopped!: () => void;
+  const loops = new Promise<void>((resolve) => (stopped = resolve));
+  return {
+    name: 'scheduler',
+    async start() {
+      scheduler.start();
+      return { loops };
+    },
+    async stop() {
+      await scheduler.stop();
+      stopped();
+    },
+  };
 }

@@ -1,5 +1,5 @@
 import { cursorInProgress, cursorPosition } from '../sync/cursor-position.js';
-import type { AppContext } from './app-context.js';
+import type { AppContext } from './compose.js';
 import { collectOutboundStatus, type OutboundStatus } from '../outbound/outbound-status.js';
 
 export interface StreamStatus {
@@ -29,7 +29,7 @@ export interface SyncStatusReport {
 /** Per-stream status from the state database (no API call unless `serverNow` is given). */
 export async function collectStatus(app: AppContext, serverNow?: Date): Promise<SyncStatusReport> {
   const now = serverNow ?? new Date();
-  const entries = new Map((await app.checkpoints.list()).map((e) => [e.stream, e]));
+  const entries = new Map((await app.stores.checkpoints.list()).map((e) => [e.stream, e]));
   const counts = await app.db
     .selectFrom('seen_records')
     .select(['stream', (eb) => eb.fn.countAll<number>().as('n')])
@@ -41,7 +41,7 @@ export async function collectStatus(app: AppContext, serverNow?: Date): Promise<
     if (!settings) continue;
     const cursor = entries.get(name)?.cursor;
     const position = { at: cursorPosition(cursor), inProgress: cursorInProgress(cursor) };
-    const last = await app.runs.last(name);
+    const last = await app.stores.runs.last(name);
     const atMs = position.at ? Date.parse(position.at) : NaN;
     streams.push({
       stream: name,
@@ -53,14 +53,14 @@ export async function collectStatus(app: AppContext, serverNow?: Date): Promise<
         ? { startedAt: last.startedAt, finishedAt: last.finishedAt, status: last.status, records: last.records, error: last.error }
         : null,
       recordsKnown: known.get(name) ?? 0,
-      rejected: await app.side.countRejected(name),
+      rejected: await app.stores.side.countRejected(name),
     });
   }
   return {
     generatedAt: now.toISOString(),
     clock: serverNow ? 'server' : 'local',
     streams,
-    invoices: { open: await app.side.countOpenInvoices(), gapFillCandidates: await app.side.countInvoiceCandidates() },
-    outbound: await collectOutboundStatus(app.db),
+    invoices: { open: await app.stores.side.countOpenInvoices(), gapFillCandidates: await app.stores.side.countInvoiceCandidates() },
+    outbound: await collectOutboundStatus(app.stores),
   };
 }

@@ -1,6 +1,6 @@
 import type { StreamRunSummary, StreamProgress } from '../sync/stream-runner.js';
 import { runStream } from '../sync/stream-runner.js';
-import type { AppContext } from './app-context.js';
+import type { AppContext } from './compose.js';
 import { backfillPlan, incrementalPlan } from './stream-settings.js';
 
 export interface PassOptions {

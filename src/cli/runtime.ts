@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { openApp, type AppContext } from '../app/app-context.js';
+import { openApp, type AppContext } from '../app/compose.js';
 import { loadConfig, type LoadedConfig } from '../config/load-config.js';
 import { LOG_LEVELS, type LogLevel } from '../config/types.js';
 import { UsageError } from '../util/errors.js';

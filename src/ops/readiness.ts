@@ -1,5 +1,3 @@
-import { sql } from 'kysely';
-import type { AppContext } from '../app/app-context.js';
 import { describeError } from '../util/errors.js';
 
 export interface CheckResult {
@@ -14,7 +12,7 @@ export interface ReadinessReport {
   checks: Record<string, CheckResult>;
 }
 
-interface Check {
+export interface ReadinessCheck {
   name: string;
   /** Cached for `readyCacheTtl`: the API and sinks must not be hit on every probe. */
   cached: boolean;
@@ -30,20 +28,15 @@ interface Check {
  */
 export class Readiness {
   private readonly cache = new Map<string, { result: CheckResult; at: number }>();
-  private readonly checks: Check[];
+  private readonly checks: readonly ReadinessCheck[];
   private stopping = false;
 
+  /** `checks` come from the composition root: state DB ping, API token, each sink's `check()`. */
   constructor(
-    private readonly app: AppContext,
+    checks: readonly ReadinessCheck[],
     private readonly options: { ttlMs: number; timeoutMs: number },
   ) {
-    this.checks = [
-      { name: 'state', cached: false, run: async () => void (await sql`select 1`.execute(app.db)) },
-      { name: 'api', cached: true, run: async (signal) => void (await app.client.tokens.accessToken(signal)) },
-      ...(app.connectors?.connectors ?? [])
-        .filter((c) => typeof c.instance.check === 'function')
-        .map((c) => ({ name: `connector:${c.name}`, cached: true, run: (signal: AbortSignal) => c.instance.check!(signal) })),
-    ];
+    this.checks = checks;
   }
 
   /** From now on /readyz answers 503: the orchestrator stops routing to a draining daemon. */
@@ -58,7 +51,7 @@ export class Readiness {
     return { ready: Object.values(checks).every((c) => c.ok), checks };
   }
 
-  private async result(check: Check): Promise<CheckResult> {
+  private async result(check: ReadinessCheck): Promise<CheckResult> {
     const cached = this.cache.get(check.name);
     if (check.cached && cached && Date.now() - cached.at < this.options.ttlMs) return cached.result;
     const signal = AbortSignal.timeout(this.options.timeoutMs);

@@ -1,4 +1,5 @@
-import { sleep } from '../util/abort.js';
+import { isAbortError, sleep } from '../util/abort.js';
+import { FailureBudget } from '../util/supervised-loop.js';
 import { describeError } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
 import { backoffDelay } from './backoff.js';
@@ -12,6 +13,13 @@ export interface DispatcherSettings {
   reconcileDelay: number;
   /** Longest sleep between looks at the outbox when nothing is due (new commands also wake it). */
   idleCheckMs?: number;
+  /**
+   * Failures in a row (of the loop's own state reads, or of steps that could not even record
+   * their outcome) before `drain` gives up with `LoopDiedError` (default 8). Below that the loop
+   * logs, pauses (1 s doubling to 60 s, or `failurePauseMs`) and goes on.
+   */
+  maxConsecutiveFailures?: number;
+  failurePauseMs?: { base: number; max: number };
 }
 
 export interface DispatchStats {
@@ -44,6 +52,9 @@ export class Dispatcher {
   readonly stats: DispatchStats = { steps: 0, done: 0, dead: 0, reconciled: 0, deadIds: [] };
   private readonly inFlight = new Map<string, Promise<void>>();
   private wakeUp: (() => void) | undefined;
+  /** Failures of the loop's own state reads, and of steps that could not record their outcome. */
+  private readonly failures: FailureBudget;
+  private readonly stepFailures: FailureBudget;
 
   constructor(
     private readonly outbox: OutboxStore,
@@ -51,7 +62,15 @@ export class Dispatcher {
     private readonly settings: DispatcherSettings,
     private readonly logger: Logger,
     private readonly onFinal: (ids: number[]) => Promise<void>,
-  ) {}
+  ) {
+    const budget = {
+      maxConsecutive: settings.maxConsecutiveFailures ?? 8,
+      baseDelayMs: settings.failurePauseMs?.base ?? 1_000,
+      maxDelayMs: settings.failurePauseMs?.max ?? 60_000,
+    };
+    this.failures = new FailureBudget('outbound dispatcher', budget);
+    this.stepFailures = new FailureBudget('outbound dispatcher (steps)', budget);
+  }
 
   /**
    * Rows a previous process left in `sending` (crash, kill -9): creates and uploads may have
@@ -79,37 +98,50 @@ export class Dispatcher {
     try {
       for (;;) {
         if (options.stopSignal.aborted || options.abortSignal.aborted) break;
-        const free = this.settings.concurrency - this.inFlight.size;
-        let launched = 0;
-        if (free > 0) {
-          // Ask for more than the free slots: heads of groups already in flight are skipped.
-          for (const head of await this.outbox.dueHeads(new Date(), free + this.inFlight.size)) {
-            if (launched >= free) break;
-            if (this.inFlight.has(head.load_group)) continue;
-            launched += 1;
-            this.launch(head.id, head.load_group, options.abortSignal);
+        // Steps that could not record their outcome count too: dispatch must not go on silently.
+        const died = this.stepFailures.exhausted;
+        if (died) throw died;
+        try {
+          const free = this.settings.concurrency - this.inFlight.size;
+          let launched = 0;
+          if (free > 0) {
+            // Ask for more than the free slots: heads of groups already in flight are skipped.
+            for (const head of await this.outbox.dueHeads(new Date(), free + this.inFlight.size)) {
+              if (launched >= free) break;
+              if (this.inFlight.has(head.load_group)) continue;
+              launched += 1;
+              this.launch(head.id, head.load_group, options.abortSignal);
+            }
           }
+          if (this.inFlight.size > 0 && !options.untilIdle) {
+            // A finishing task wakes the loop; no need to look at the backlog now.
+            await this.waitForChange(idleCheck, options.stopSignal);
+            this.failures.succeeded();
+            continue;
+          }
+          const summary = await this.outbox.openSummary();
+          const now = Date.now();
+          // Due now but not launched (slots full or group busy): a finishing task wakes the loop.
+          let nextDue = summary.nextDueAt ?? Number.POSITIVE_INFINITY;
+          if (nextDue <= now) {
+            if (this.inFlight.size > 0) nextDue = Number.POSITIVE_INFINITY;
+            else if (launched === 0) nextDue = (await this.outbox.nextHeadDueAt()) ?? Number.POSITIVE_INFINITY;
+            else nextDue = now;
+          }
+          if (options.untilIdle && this.inFlight.size === 0 && launched === 0) {
+            if (summary.open === 0) break;
+            if (nextDue - now > options.untilIdle.maxWaitMs) break;
+          }
+          const waitMs = Math.max(0, Math.min(nextDue - Date.now(), idleCheck));
+          await this.waitForChange(waitMs, options.stopSignal);
+          this.failures.succeeded();
+        } catch (error) {
+          if (isAbortError(error) && (options.stopSignal.aborted || options.abortSignal.aborted)) break;
+          // A locked or unreachable state database: log, pause, look again (throws once exhausted).
+          const pause = this.failures.failed(error);
+          this.logger.error({ err: error, failures: this.failures.consecutive }, `outbound dispatch loop failed; looking again in ${pause} ms`);
+          await sleep(pause, options.stopSignal).catch(() => undefined);
         }
-        if (this.inFlight.size > 0 && !options.untilIdle) {
-          // A finishing task wakes the loop; no need to look at the backlog now.
-          await this.waitForChange(idleCheck, options.stopSignal);
-          continue;
-        }
-        const summary = await this.outbox.openSummary();
-        const now = Date.now();
-        // Due now but not launched (slots full or group busy): a finishing task wakes the loop.
-        let nextDue = summary.nextDueAt ?? Number.POSITIVE_INFINITY;
-        if (nextDue <= now) {
-          if (this.inFlight.size > 0) nextDue = Number.POSITIVE_INFINITY;
-          else if (launched === 0) nextDue = (await this.outbox.nextHeadDueAt()) ?? Number.POSITIVE_INFINITY;
-          else nextDue = now;
-        }
-        if (options.untilIdle && this.inFlight.size === 0 && launched === 0) {
-          if (summary.open === 0) break;
-          if (nextDue - now > options.untilIdle.maxWaitMs) break;
-        }
-        const waitMs = Math.max(0, Math.min(nextDue - Date.now(), idleCheck));
-        await this.waitForChange(waitMs, options.stopSignal);
       }
     } finally {
       // Let in-flight calls finish and persist their outcome (an abort makes them end quickly).
@@ -119,7 +151,16 @@ export class Dispatcher {
 
   private launch(id: number, group: string, signal: AbortSignal): void {
     const task = this.runOne(id, signal)
-      .catch((error: unknown) => this.logger.error({ err: error, outboxId: id }, 'outbox step failed unexpectedly'))
+      .then(() => this.stepFailures.succeeded())
+      .catch((error: unknown) => {
+        if (isAbortError(error) && signal.aborted) return;
+        this.logger.error({ err: error, outboxId: id }, 'outbox step failed unexpectedly');
+        try {
+          this.stepFailures.failed(error);
+        } catch {
+          // Budget spent: the drain loop throws it at its next turn.
+        }
+      })
       .finally(() => {
         this.inFlight.delete(group);
         this.wakeUp?.();

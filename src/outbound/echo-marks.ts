@@ -1,6 +1,4 @@
-import type { Kysely } from 'kysely';
-import type { StateTables } from '../state/tables.js';
-import { OutboxStore } from '../state/stores/outbox-store.js';
+import type { OutboxStore } from '../state/stores/outbox-store.js';
 
 /** Added to pulled loads this daemon created or changed (docs/outbound.md "Echo marking"). */
 export interface EchoMark {
@@ -22,10 +20,10 @@ export const ECHO_FIELD = '_freightSync';
  * delivered batch. The mark becomes part of the record (and its content hash), so the ERP can
  * tell its own echo from a change made by someone else.
  */
-export async function markEchoes<T extends Record<string, unknown>>(db: Kysely<StateTables>, records: readonly T[]): Promise<T[]> {
+export async function markEchoes<T extends Record<string, unknown>>(outbox: Pick<OutboxStore, 'doneByReferences'>, records: readonly T[]): Promise<T[]> {
   const refs = records.map((r) => r['reference_number']).filter((v): v is string => typeof v === 'string' && v !== '');
   if (refs.length === 0) return [...records];
-  const done = await new OutboxStore(db).doneByReferences(refs);
+  const done = await outbox.doneByReferences(refs);
   if (done.length === 0) return [...records];
   const byRef = new Map<string, EchoMark>();
   for (const row of done) {

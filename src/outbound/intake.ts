@@ -1,18 +1,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Kysely } from 'kysely';
 import type { ApiVariant } from '../api/variant.js';
 import type { CommandSource, InboundRequest, InboundUnit } from '../contracts/index.js';
-import type { StateTables } from '../state/tables.js';
+import type { StateStores } from '../state/stores/index.js';
 import { describeError } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
 import { encodeCommand } from './command-codec.js';
 import type { LoadTarget, OutboundCommand } from './commands/command.js';
 import { parseRequest } from './commands/parse-request.js';
-import type { CustomerDirectoryStore } from '../state/stores/customer-directory-store.js';
-import { OutboxStore } from '../state/stores/outbox-store.js';
+import type { OutboxStore } from '../state/stores/outbox-store.js';
 import { resolveParties } from './resolve-parties.js';
-import { UnitStore } from '../state/stores/unit-store.js';
+import type { UnitStore } from '../state/stores/unit-store.js';
 
 export interface NamedSource {
   name: string;
@@ -20,8 +18,7 @@ export interface NamedSource {
 }
 
 export interface IntakeDeps {
-  db: Kysely<StateTables>;
-  directory: CustomerDirectoryStore;
+  stores: Pick<StateStores, 'outbox' | 'units' | 'directory' | 'transaction'>;
   variant: ApiVariant;
   logger: Logger;
 }
@@ -55,8 +52,8 @@ export class Intake {
   private readonly units: UnitStore;
 
   constructor(private readonly deps: IntakeDeps) {
-    this.outbox = new OutboxStore(deps.db);
-    this.units = new UnitStore(deps.db);
+    this.outbox = deps.stores.outbox;
+    this.units = deps.stores.units;
   }
 
   /** Takes every available unit of one source. A failing unit is logged and left for the next poll. */
@@ -79,9 +76,8 @@ export class Intake {
     const prepared: Prepared[] = [];
     for (const request of unit.requests) prepared.push(await this.prepare(request, folder));
 
-    await this.deps.db.transaction().execute(async (trx) => {
-      const outbox = this.outbox.on(trx);
-      const units = this.units.on(trx);
+    await this.deps.stores.transaction(async (tx) => {
+      const { outbox, units } = tx;
       await units.insert(source, unit.id, unit.location, unit.requests.length);
       let seq = 0;
       for (const item of prepared) {
@@ -113,7 +109,7 @@ export class Intake {
     try {
       const parsed = await parseRequest(request.fields, { variant: this.deps.variant, attachmentFolder: folder });
       if (!parsed.ok) return { ref: request.ref, error: parsed.error };
-      const resolved = await resolveParties(parsed.command, this.deps.directory);
+      const resolved = await resolveParties(parsed.command, this.deps.stores.directory);
       if (!resolved.ok) return { ref: request.ref, error: resolved.error };
       return { ref: request.ref, command: resolved.command };
     } catch (error) {

@@ -1,14 +1,16 @@
-import type { AppContext } from '../app/app-context.js';
+import type { ApiClient } from '../api/api-client.js';
+import type { ApiVariant } from '../api/variant.js';
+import type { OutboundConfig } from '../config/types.js';
 import type { CommandSource } from '../contracts/index.js';
+import type { StateStores } from '../state/stores/index.js';
 import { sleep } from '../util/abort.js';
 import { UsageError, describeError } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
 import { CommandRunner } from './command-runner.js';
-import { CustomerDirectoryStore } from '../state/stores/customer-directory-store.js';
-import { DispatchLease } from './dispatch-lease.js';
+import type { DispatchLease } from './dispatch-lease.js';
 import { Dispatcher } from './dispatcher.js';
 import { Intake, type NamedSource, type UnitIntake } from './intake.js';
-import { OutboxStore } from '../state/stores/outbox-store.js';
+import type { OutboxStore } from '../state/stores/outbox-store.js';
 import { WriteBack } from './write-back.js';
 
 export interface OutboundEngine {
@@ -32,51 +34,67 @@ export interface PollResult {
   sourceErrors: string[];
 }
 
-/** The connectors named in `outbound.sources`, each with its source capability. */
-export function outboundSources(app: AppContext, extra: readonly NamedSource[] = []): NamedSource[] {
+/**
+ * The connectors named in `outbound.sources`, each with its source capability (`connectorSource`
+ * looks a connector up by name). `extra` lets tests add in-memory sources.
+ */
+export function outboundSources(
+  names: readonly string[],
+  connectorSource: (name: string) => { exists: boolean; source: CommandSource | undefined },
+  extra: readonly NamedSource[] = [],
+): NamedSource[] {
   const out: NamedSource[] = [...extra];
-  app.config.outbound.sources.forEach((name, index) => {
+  names.forEach((name, index) => {
     if (out.some((s) => s.name === name)) return;
-    const handle = app.connectors?.get(name);
-    const source = handle?.instance.source;
-    if (!source) {
+    const found = connectorSource(name);
+    if (!found.source) {
       throw new UsageError(
-        `outbound.sources[${index}]: connector ${name} ${handle ? 'cannot supply commands (no source capability)' : 'was not created (is it defined under connectors?)'}`,
+        `outbound.sources[${index}]: connector ${name} ${found.exists ? 'cannot supply commands (no source capability)' : 'was not created (is it defined under connectors?)'}`,
       );
     }
-    out.push({ name, source });
+    out.push({ name, source: found.source });
   });
   return out;
 }
 
+export interface OutboundEngineDeps {
+  stores: Pick<StateStores, 'outbox' | 'units' | 'directory' | 'transaction'>;
+  /** The shared API client: same rate budget and tokens as the pull side. */
+  client: ApiClient;
+  sources: readonly NamedSource[];
+  config: OutboundConfig;
+  variant: ApiVariant;
+  /** One dispatcher per state database (created by the composition root). */
+  lease: DispatchLease;
+  logger: Logger;
+  /** Aborts in-flight write-backs (second SIGTERM). */
+  abortSignal: AbortSignal;
+}
+
 /**
- * The outbound side wired from the app (composition root for src/outbound): intake from the
- * sources, the dispatcher on the app's shared ApiClient (same rate budget as the pull side),
- * write-back, and the dispatch lease. `extraSources` lets tests add in-memory sources.
+ * The outbound side from narrow dependencies: intake from the sources, the dispatcher, write-back
+ * and the dispatch lease. Built by the composition root (src/app/compose.ts).
  */
-export function createOutboundEngine(app: AppContext, options: { abortSignal: AbortSignal; logger?: Logger; extraSources?: readonly NamedSource[] }): OutboundEngine {
-  const logger = options.logger ?? app.logger.child({ component: 'outbound' });
-  const config = app.config.outbound;
-  const sources = outboundSources(app, options.extraSources);
-  const outbox = new OutboxStore(app.db);
-  const directory = new CustomerDirectoryStore(app.db);
-  const intake = new Intake({ db: app.db, directory, variant: app.config.api.variant, logger });
+export function createOutboundEngine(deps: OutboundEngineDeps): OutboundEngine {
+  const { logger, config, sources, stores } = deps;
+  const intake = new Intake({ stores, variant: deps.variant, logger });
   const sourceMap = new Map<string, CommandSource>(sources.map((s) => [s.name, s.source]));
-  const writeBack = new WriteBack(app.db, sourceMap, logger, options.abortSignal);
-  const runner = new CommandRunner(app.client, outbox, {
+  const writeBack = new WriteBack(stores, sourceMap, logger, deps.abortSignal);
+  const runner = new CommandRunner(deps.client, stores.outbox, {
     reconcileBy: config.reconcileBy,
     setSecondaryReferenceNo: config.setSecondaryReferenceNo,
     maxAttempts: config.maxAttempts,
   });
   const dispatcher = new Dispatcher(
-    outbox,
+    stores.outbox,
     runner,
     { concurrency: config.concurrency, maxAttempts: config.maxAttempts, backoff: config.backoff, reconcileDelay: config.reconcileDelay },
     logger,
     // Not awaited: the load's next command need not wait for a write-back (sweeps catch up).
     async (ids) => void writeBack.forCommands(ids).catch((error: unknown) => logger.error({ err: error }, 'write-back failed')),
   );
-  const lease = new DispatchLease(app.db, app.config.state.path);
+  const lease = deps.lease;
+  const outbox = stores.outbox;
   return {
     sources,
     intake,

@@ -1,46 +1,71 @@
-import type { DaemonService, DaemonServiceFactory } from '../app/daemon.js';
 import { sleep } from '../util/abort.js';
-import { createOutboundEngine } from './outbound-engine.js';
+import type { DaemonServiceLike } from '../util/daemon-service.js';
+import { runSupervisedLoop } from '../util/supervised-loop.js';
+import type { Logger } from '../util/logger.js';
+import type { OutboundEngine } from './outbound-engine.js';
+
+export interface OutboundServiceDeps {
+  engine: OutboundEngine;
+  /** `outbound.pollInterval` (ms): how often the sources are asked for new commands. */
+  pollIntervalMs: number;
+  logger: Logger;
+  /** First SIGTERM: take no new commands, let in-flight calls finish. */
+  stopSignal: AbortSignal;
+  /** Second SIGTERM: abort in-flight calls (their rows are reconciled later). */
+  abortSignal: AbortSignal;
+  /** Failures in a row before a loop gives up and stops the daemon (default 8). */
+  maxConsecutiveFailures?: number;
+  failurePauseMs?: { base: number; max: number };
+}
 
 /**
  * The dispatcher inside `freight-sync run`: polls the sources every `outbound.pollInterval`,
  * dispatches continuously, and on stop finishes the in-flight calls (their outcome persisted)
- * before returning. Absent when `outbound.enabled` is false.
+ * before returning. Both loops survive errors (logged, paused); one that keeps failing ends the
+ * service's `loops` with the error, and the runner stops the daemon — intake never goes on
+ * accepting commands that nobody dispatches.
  */
-export const outboundService: DaemonServiceFactory = (daemon) => {
-  const { app } = daemon;
-  if (!app.config.outbound.enabled) return undefined;
-  const logger = app.logger.child({ component: 'outbound' });
-  const engine = createOutboundEngine(app, { abortSignal: daemon.abortSignal, logger });
+export function outboundService(deps: OutboundServiceDeps): DaemonServiceLike {
+  const { engine, logger } = deps;
   const stop = new AbortController();
-  let loops: Promise<unknown> | undefined;
+  let loops: Promise<void> | undefined;
 
-  const pollLoop = async () => {
-    while (!stop.signal.aborted) {
-      try {
-        await engine.poll(daemon.abortSignal);
-      } catch (error) {
-        if (stop.signal.aborted || daemon.abortSignal.aborted) return;
-        logger.error({ err: error }, 'outbound poll failed; trying again at the next interval');
-      }
-      await sleep(app.config.outbound.pollInterval, stop.signal).catch(() => undefined);
-    }
-  };
+  const pollLoop = () =>
+    runSupervisedLoop(
+      {
+        name: 'outbound poll',
+        logger,
+        signal: stop.signal,
+        maxConsecutiveFailures: deps.maxConsecutiveFailures,
+        baseDelayMs: deps.failurePauseMs?.base,
+        maxDelayMs: deps.failurePauseMs?.max,
+      },
+      async (signal) => {
+        const result = await engine.poll(deps.abortSignal);
+        // A failing source is reported inside poll (the others still ran); it is not a dead loop.
+        if (result.sourceErrors.length > 0) logger.debug({ sourceErrors: result.sourceErrors }, 'some outbound sources failed this poll');
+        await sleep(deps.pollIntervalMs, signal).catch(() => undefined);
+      },
+    );
 
-  const service: DaemonService = {
+  return {
     name: 'outbound',
     async start() {
       await engine.lease.acquire();
       await engine.dispatcher.recover();
-      const stopSignal = AbortSignal.any([stop.signal, daemon.stopSignal]);
-      loops = Promise.allSettled([pollLoop(), engine.dispatcher.drain({ stopSignal, abortSignal: daemon.abortSignal })]);
+      const stopSignal = AbortSignal.any([stop.signal, deps.stopSignal]);
+      const dispatch = engine.dispatcher.drain({ stopSignal, abortSignal: deps.abortSignal });
+      // Either loop dying ends the other: the service is down as a whole.
+      const both = Promise.all([pollLoop(), dispatch]).then(() => undefined);
+      both.catch(() => stop.abort());
+      loops = both;
+      return { loops: both };
     },
     async stop() {
       stop.abort();
-      await loops;
-      await engine.writeBack.sweep().catch(() => undefined);
+      await loops?.catch(() => undefined);
+      await engine.writeBack.sweep().catch((error: unknown) => logger.warn({ err: error }, 'final write-back sweep failed; the next start retries it'));
       await engine.lease.release();
     },
   };
-  return service;
-};
+}

@@ -1,7 +1,4 @@
-import type { Kysely } from 'kysely';
-import type { StateTables } from '../state/tables.js';
-import { OutboxStore } from '../state/stores/outbox-store.js';
-import { UnitStore } from '../state/stores/unit-store.js';
+import type { StateStores } from '../state/stores/index.js';
 
 export interface DeadLetter {
   id: number;
@@ -22,12 +19,12 @@ export interface OutboundStatus {
   deadLetters: DeadLetter[];
 }
 
-export async function collectOutboundStatus(db: Kysely<StateTables>, limit = 10): Promise<OutboundStatus> {
-  const outbox = new OutboxStore(db);
+export async function collectOutboundStatus(stores: Pick<StateStores, 'outbox' | 'units'>, limit = 10): Promise<OutboundStatus> {
+  const { outbox } = stores;
   const dead = await outbox.list({ states: ['dead'], limit });
   return {
     counts: await outbox.countsByState(),
-    openUnits: await new UnitStore(db).countOpen(),
+    openUnits: await stores.units.countOpen(),
     deadLetters: dead.map((r) => ({
       id: r.id,
       erpKey: r.erp_key,

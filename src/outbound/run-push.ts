@@ -1,6 +1,4 @@
-import type { AppContext } from '../app/app-context.js';
-import type { NamedSource } from './intake.js';
-import { createOutboundEngine } from './outbound-engine.js';
+import type { OutboundEngine } from './outbound-engine.js';
 
 export interface PushSummary {
   units: number;
@@ -31,7 +29,6 @@ export interface PushOptions {
   abortSignal: AbortSignal;
   /** Keep waiting for retries due within this long (ms); later ones are left for the next push. */
   maxWaitMs: number;
-  extraSources?: readonly NamedSource[];
   /** A source that had nothing is asked again after this long (file inboxes need two listings). */
   settleMs?: number;
 }
@@ -40,9 +37,8 @@ export interface PushOptions {
  * `freight-sync push`: take from every configured source once, then drain the outbox until
  * nothing is due (within `maxWaitMs`), writing results back as units complete.
  */
-export async function runPush(app: AppContext, options: PushOptions): Promise<PushSummary> {
+export async function runPush(engine: OutboundEngine, options: PushOptions): Promise<PushSummary> {
   const started = Date.now();
-  const engine = createOutboundEngine(app, { abortSignal: options.abortSignal, extraSources: options.extraSources });
   await engine.lease.acquire();
   try {
     await engine.dispatcher.recover();

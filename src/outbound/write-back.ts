@@ -1,10 +1,10 @@
-import type { Kysely } from 'kysely';
 import type { CommandSource, InboundResult } from '../contracts/index.js';
-import type { OutboxRow, StateTables } from '../state/tables.js';
+import type { StateStores } from '../state/stores/index.js';
+import type { OutboxRow } from '../state/tables.js';
 import { describeError } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
 import { isFinalState } from '../state/outbox-states.js';
-import { UnitStore } from '../state/stores/unit-store.js';
+import type { UnitStore } from '../state/stores/unit-store.js';
 
 export interface WriteBackStats {
   units: number;
@@ -27,12 +27,12 @@ export class WriteBack {
   private queued: Promise<void> | undefined;
 
   constructor(
-    private readonly db: Kysely<StateTables>,
+    private readonly stores: Pick<StateStores, 'units' | 'outbox'>,
     private readonly sources: ReadonlyMap<string, CommandSource>,
     private readonly logger: Logger,
     private readonly signal: AbortSignal,
   ) {
-    this.units = new UnitStore(db);
+    this.units = stores.units;
   }
 
   /**
@@ -91,10 +91,7 @@ export class WriteBack {
     const entries = await this.units.entries(source, unitId);
     const ids = [...new Set(entries.map((e) => e.outboxId).filter((id): id is number => id !== null))];
     const rows = new Map<number, OutboxRow>();
-    for (let i = 0; i < ids.length; i += 400) {
-      const part = await this.db.selectFrom('outbox').selectAll().where('id', 'in', ids.slice(i, i + 400)).execute();
-      for (const row of part) rows.set(row.id, row);
-    }
+    for (const row of await this.stores.outbox.byIds(ids)) rows.set(row.id, row);
     const now = new Date().toISOString();
     const results: InboundResult[] = [];
     for (const entry of entries) {

@@ -1,12 +1,8 @@
 import { createHash } from 'node:crypto';
-import type { Kysely } from 'kysely';
 import type { ApiClient } from '../api/api-client.js';
 import type { RejectedItem } from '../api/paging.js';
 import type { RecordSink } from '../contracts/index.js';
-import type { CheckpointStore } from '../state/stores/checkpoint-store.js';
-import type { RunHistoryStore } from '../state/stores/run-history-store.js';
-import type { SeenRecordStore } from '../state/stores/seen-record-store.js';
-import type { StateTables } from '../state/tables.js';
+import type { StateStores } from '../state/stores/index.js';
 import { isAbortError } from '../util/abort.js';
 import { describeError } from '../util/errors.js';
 import { KeyedMutex } from '../util/keyed-mutex.js';
@@ -14,9 +10,9 @@ import type { Logger } from '../util/logger.js';
 import { contentHash } from './content-hash.js';
 import { cursorCompletedAt, cursorInProgress, cursorPosition } from './cursor-position.js';
 import { readAhead } from './read-ahead.js';
-import { markEchoes } from '../outbound/echo-marks.js';
 import type { RecordBatch, SyncRecord } from '../contracts/index.js';
 import type { SyncSideStore } from '../state/stores/sync-side-store.js';
+import type { DeliveryHooks } from './delivery-hooks.js';
 import type { AnyStreamDefinition, RawRecord, RunPlan } from './stream-definition.js';
 
 export interface NamedSink {
@@ -24,14 +20,12 @@ export interface NamedSink {
   sink: RecordSink;
 }
 
+/** What the engine needs: its stores, the API client, a logger, and the hooks other parts add. */
 export interface StreamRunDeps {
-  db: Kysely<StateTables>;
-  checkpoints: CheckpointStore;
-  seen: SeenRecordStore;
-  runs: RunHistoryStore;
-  side: SyncSideStore;
+  stores: StateStores;
   client: ApiClient;
   logger: Logger;
+  hooks?: DeliveryHooks;
 }
 
 export interface StreamRunRequest {
@@ -108,8 +102,8 @@ export async function deliverBatch(deps: StreamRunDeps, request: DeliverRequest)
   // Polling and webhook refreshes of one stream may deliver at the same time. Between the
   // content-hash check and its commit both would see a record as new and write it twice, so
   // batches of one stream (per state database) go one at a time.
-  let mutex = deliveryLocks.get(deps.db);
-  if (!mutex) deliveryLocks.set(deps.db, (mutex = new KeyedMutex()));
+  let mutex = deliveryLocks.get(deps.stores);
+  if (!mutex) deliveryLocks.set(deps.stores, (mutex = new KeyedMutex()));
   return mutex.run(request.definition.name, () => deliverBatchNow(deps, request));
 }
 
@@ -121,8 +115,8 @@ async function deliverBatchNow(deps: StreamRunDeps, request: DeliverRequest): Pr
   const syncedAt = new Date().toISOString();
   const rejected: RejectedItem[] = [...(request.rejected ?? [])];
   const records: SyncRecord[] = [];
-  // Loads this daemon created or changed carry `_freightSync` (src/outbound/echo-marks.ts).
-  const raw = definition.name === 'loads' ? await markEchoes(deps.db, request.records) : request.records;
+  // E.g. loads this daemon created or changed carry `_freightSync` (wired in src/app/compose.ts).
+  const raw = deps.hooks?.enrich ? await deps.hooks.enrich(stream, request.records) : request.records;
   raw.forEach((data, index) => {
     try {
       const op = definition.op(data);
@@ -132,7 +126,7 @@ async function deliverBatchNow(deps: StreamRunDeps, request: DeliverRequest): Pr
     }
   });
   const hashes = records.map((r) => ({ key: r.key, hash: contentHash(r.op, r.data) }));
-  const changed = new Set(await deps.seen.filterChanged(stream, hashes));
+  const changed = new Set(await deps.stores.seen.filterChanged(stream, hashes));
   // One record per key: the last one read is the newest.
   const latest = new Map<string, { record: SyncRecord; hash: string }>();
   records.forEach((record, i) => {
@@ -153,12 +147,12 @@ async function deliverBatchNow(deps: StreamRunDeps, request: DeliverRequest): Pr
     await Promise.all(request.sinks.map((s) => s.sink.write(batch, request.signal)));
   }
 
-  await deps.db.transaction().execute(async (trx) => {
-    await deps.seen.remember(stream, toWrite.map((t) => ({ key: t.record.key, hash: t.hash })), trx);
-    if (request.checkpoint) await deps.checkpoints.set(request.checkpoint.key, request.checkpoint.cursor, definition.cursorSchema, trx);
-    const side = deps.side.on(trx);
-    if (rejected.length > 0) await side.quarantine(stream, request.batchId, rejected);
-    for (const task of request.afterCommit ?? []) await task(side);
+  await deps.stores.transaction(async (tx) => {
+    await tx.seen.remember(stream, toWrite.map((t) => ({ key: t.record.key, hash: t.hash })));
+    if (request.checkpoint) await tx.checkpoints.set(request.checkpoint.key, request.checkpoint.cursor, definition.cursorSchema);
+    if (rejected.length > 0) await tx.side.quarantine(stream, request.batchId, rejected);
+    for (const task of request.afterCommit ?? []) await task(tx.side);
+    await deps.hooks?.inCommit?.(stream, request.records, tx);
   });
   if (rejected.length > 0) {
     deps.logger.error(
@@ -201,16 +195,16 @@ export async function runStream(deps: StreamRunDeps, request: StreamRunRequest):
     durationMs: 0,
     error: null,
   };
-  const runId = await deps.runs.start(stream, request.command);
+  const runId = await deps.stores.runs.start(stream, request.command);
   try {
-    const cursor = await deps.checkpoints.get(cursorKey, definition.cursorSchema);
+    const cursor = await deps.stores.checkpoints.get(cursorKey, definition.cursorSchema);
     const env = {
       client: deps.client,
       variant: deps.client.variant,
       pageSize: request.pageSize,
       options: request.options,
       logger,
-      side: deps.side,
+      side: deps.stores.side,
     };
     const readFrom = async (from: unknown): Promise<void> => {
       const chunks = definition.read(env, from, plan, request.signal);
@@ -242,7 +236,7 @@ export async function runStream(deps: StreamRunDeps, request: StreamRunRequest):
     // A run that started inside a range a killed run left behind has only finished that range:
     // it reads on to the current server time in the same run instead of lagging one run behind.
     if (cursorInProgress(cursor) && summary.status === 'ok' && plan.mode !== 'backfill') {
-      await readFrom(await deps.checkpoints.get(cursorKey, definition.cursorSchema));
+      await readFrom(await deps.stores.checkpoints.get(cursorKey, definition.cursorSchema));
     }
     if (plan.mode === 'backfill' && summary.status === 'ok') await seedIncrementalCheckpoint(deps, definition, cursorKey, plan);
     if (summary.rejected > 0 && summary.status === 'ok') {
@@ -261,7 +255,7 @@ export async function runStream(deps: StreamRunDeps, request: StreamRunRequest):
   } finally {
     summary.requests = deps.client.stats.requests - requestsBefore;
     summary.durationMs = Date.now() - started;
-    await deps.runs.finish(runId, {
+    await deps.stores.runs.finish(runId, {
       status: summary.status === 'ok' ? 'ok' : summary.status === 'stopped' ? 'aborted' : 'failed',
       records: summary.delivered,
       pages: summary.pages,
@@ -279,10 +273,10 @@ export /**
  * backfill ended instead of reading the whole history a second time.
  */
 async function seedIncrementalCheckpoint(deps: StreamRunDeps, definition: AnyStreamDefinition, cursorKey: string, plan: RunPlan): Promise<void> {
-  const finished = await deps.checkpoints.get(cursorKey, definition.cursorSchema);
+  const finished = await deps.stores.checkpoints.get(cursorKey, definition.cursorSchema);
   const reached = cursorCompletedAt(finished);
   if (!reached || !plan.from || Date.parse(plan.from) > Date.parse(plan.initialFrom)) return;
-  if ((await deps.checkpoints.list()).some((entry) => entry.stream === definition.name)) return;
+  if ((await deps.stores.checkpoints.list()).some((entry) => entry.stream === definition.name)) return;
   const seed = definition.resetCursor(deps.client.variant, reached);
-  if (seed !== null) await deps.checkpoints.set(definition.name, seed, definition.cursorSchema);
+  if (seed !== null) await deps.stores.checkpoints.set(definition.name, seed, definition.cursorSchema);
 }

@@ -1,16 +1,17 @@
 import pLimit from 'p-limit';
-import type { AppContext } from '../app/app-context.js';
-import type { ResolvedStream } from '../app/stream-settings.js';
+import type { ApiClient } from '../api/api-client.js';
+import type { OpsMetrics } from '../ops/metrics.js';
 import { isAbortError } from '../util/abort.js';
 import { describeError } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
-import { deliverBatch } from '../sync/stream-runner.js';
+import { deliverBatch, type NamedSink, type StreamRunDeps } from '../sync/stream-runner.js';
 import type { SyncSideStore } from '../state/stores/sync-side-store.js';
-import type { RawRecord, StreamName } from '../sync/stream-definition.js';
+import type { AnyStreamDefinition, RawRecord, StreamName } from '../sync/stream-definition.js';
 import type { InboxRow, WebhookInboxStore } from '../state/stores/webhook-inbox-store.js';
 import { LOAD_FAMILIES, refreshDocuments, refreshInvoice, refreshLoad, type Refreshed } from './refresh.js';
 import { invoiceLoadReferences, parseEvent, type ParsedEvent } from './webhook-event.js';
 import { Wakeup } from './wakeup.js';
+import { runSupervisedLoop } from '../util/supervised-loop.js';
 
 const IDLE_POLL_MS = 1_000;
 const MAX_RETRY_DELAY_MS = 5 * 60_000;
@@ -20,6 +21,25 @@ export interface ProcessorOptions {
   maxAttempts: number;
 }
 
+/** A configured stream the processor can deliver to (loads, invoices, loadDocuments, events). */
+export interface WebhookStreamTarget {
+  definition: AnyStreamDefinition;
+  sinks: readonly NamedSink[];
+  options: Record<string, unknown>;
+}
+
+export interface WebhookProcessorDeps {
+  client: ApiClient;
+  /** The engine's delivery dependencies: webhook refreshes take exactly the polled path. */
+  runDeps: StreamRunDeps;
+  /** Streams that are configured; an event for another stream is skipped. */
+  streams: ReadonlyMap<StreamName, WebhookStreamTarget>;
+  metrics: Pick<OpsMetrics, 'webhookEventsProcessed' | 'webhookDelaySeconds'>;
+  /** Refreshes in flight at once (the client's `maxInFlight`). */
+  maxInFlight: number;
+  logger: Logger;
+}
+
 interface Item {
   row: InboxRow;
   event: ParsedEvent;
@@ -27,7 +47,7 @@ interface Item {
 
 /** Records for one stream from one batch, and which inbox rows they came from. */
 interface StreamWork {
-  stream: ResolvedStream;
+  stream: WebhookStreamTarget;
   records: RawRecord[];
   afterCommit: Array<(side: SyncSideStore) => Promise<void>>;
   rows: Set<number>;
@@ -47,27 +67,30 @@ export class WebhookProcessor {
   private readonly logger: Logger;
 
   constructor(
-    private readonly app: AppContext,
+    private readonly deps: WebhookProcessorDeps,
     private readonly inbox: WebhookInboxStore,
     private readonly options: ProcessorOptions,
   ) {
-    this.limit = pLimit(Math.max(1, app.config.api.rateLimit.maxInFlight));
-    this.logger = app.logger.child({ component: 'webhook-processor' });
+    this.limit = pLimit(Math.max(1, deps.maxInFlight));
+    this.logger = deps.logger;
   }
 
-  /** Runs until `signal` aborts; the current batch is finished first (its writes use `writeSignal`). */
-  async run(signal: AbortSignal, writeSignal: AbortSignal): Promise<void> {
-    while (!signal.aborted) {
+  /**
+   * Runs until `signal` aborts; the current batch is finished first (its writes use `writeSignal`).
+   * A failing pass (a locked database, a bug in one event) is logged and retried after a pause;
+   * passes failing many times in a row end the loop with `LoopDiedError`, which stops the daemon.
+   */
+  async run(signal: AbortSignal, writeSignal: AbortSignal, supervision: { maxConsecutiveFailures?: number; baseDelayMs?: number; maxDelayMs?: number } = {}): Promise<void> {
+    await runSupervisedLoop({ name: 'webhook processor', logger: this.logger, signal, baseDelayMs: IDLE_POLL_MS * 5, ...supervision }, async () => {
       try {
         const processed = await this.processDue(writeSignal);
         if (processed === 0) await this.wakeup.wait(IDLE_POLL_MS, signal);
       } catch (error) {
-        if (isAbortError(error) && writeSignal.aborted) return;
-        // The loop survives anything (a locked database, a bug in one event): log, pause, go on.
-        this.logger.error({ err: error }, 'webhook processing pass failed');
-        await this.wakeup.wait(IDLE_POLL_MS * 5, signal);
+        // Aborted writes at the second signal end the loop quietly.
+        if (isAbortError(error) && writeSignal.aborted) return void (await this.wakeup.wait(IDLE_POLL_MS, signal));
+        throw error;
       }
-    }
+    });
   }
 
   /** One batch of due events; returns how many rows it took. */
@@ -93,9 +116,9 @@ export class WebhookProcessor {
         const ids = [...w.rows].filter((id) => !errors.has(id));
         if (ids.length === 0 && w.afterCommit.length === 0) return;
         try {
-          await deliverBatch(this.app.deps, {
+          await deliverBatch(this.deps.runDeps, {
             definition: w.stream.definition,
-            sinks: this.app.sinksFor(w.stream),
+            sinks: w.stream.sinks,
             records: w.records,
             batchId: `webhook_${rows[0]!.id}-${rows[rows.length - 1]!.id}`,
             signal,
@@ -117,22 +140,22 @@ export class WebhookProcessor {
     return rows.length;
   }
 
-  private streamOf(name: StreamName): ResolvedStream | undefined {
-    return this.app.streams.find((s) => s.definition.name === name);
+  private streamOf(name: StreamName): WebhookStreamTarget | undefined {
+    return this.deps.streams.get(name);
   }
 
   /** Fetches what every event points at (each reference once per batch), grouped by stream. */
   private async refreshAll(items: Item[], errors: Map<number, string>, signal: AbortSignal): Promise<Map<StreamName, StreamWork>> {
     const work = new Map<StreamName, StreamWork>();
-    const add = (stream: ResolvedStream, refreshed: Refreshed, rowIds: readonly number[]) => {
+    const add = (stream: WebhookStreamTarget, refreshed: Refreshed, rowIds: readonly number[]) => {
       let w = work.get(stream.definition.name);
       if (!w) work.set(stream.definition.name, (w = { stream, records: [], afterCommit: [], rows: new Set() }));
       w.records.push(...refreshed.records);
       w.afterCommit.push(...refreshed.afterCommit);
       for (const id of rowIds) w.rows.add(id);
     };
-    const fetches = new Map<string, { rows: number[]; stream: ResolvedStream; fetch: () => Promise<Refreshed> }>();
-    const want = (key: string, stream: ResolvedStream, row: number, fetch: () => Promise<Refreshed>) => {
+    const fetches = new Map<string, { rows: number[]; stream: WebhookStreamTarget; fetch: () => Promise<Refreshed> }>();
+    const want = (key: string, stream: WebhookStreamTarget, row: number, fetch: () => Promise<Refreshed>) => {
       const existing = fetches.get(key);
       if (existing) existing.rows.push(row);
       else fetches.set(key, { rows: [row], stream, fetch });
@@ -141,7 +164,7 @@ export class WebhookProcessor {
     const invoices = this.streamOf('invoices');
     const documents = this.streamOf('loadDocuments');
     const events = this.streamOf('events');
-    const client = this.app.client;
+    const client = this.deps.client;
     for (const { row, event } of items) {
       const ref = event.referenceNumber;
       const loadId = typeof event.payload._id === 'string' ? event.payload._id : null;
@@ -182,16 +205,16 @@ export class WebhookProcessor {
     const done = rows.filter((r) => !errors.has(r.id));
     await this.inbox.markDone(done.map((r) => r.id), now.toISOString());
     for (const row of done) {
-      this.app.metrics.webhookEventsProcessed.inc({ family: family.get(row.id) ?? 'unknown', outcome: 'done' });
+      this.deps.metrics.webhookEventsProcessed.inc({ family: family.get(row.id) ?? 'unknown', outcome: 'done' });
       // Only deliveries measure the webhook path; log rows were waiting for a restart.
-      if (row.source === 'delivery') this.app.metrics.webhookDelaySeconds.observe(Math.max(0, now.getTime() - Date.parse(row.received_at)) / 1000);
+      if (row.source === 'delivery') this.deps.metrics.webhookDelaySeconds.observe(Math.max(0, now.getTime() - Date.parse(row.received_at)) / 1000);
     }
     for (const row of rows) {
       const error = errors.get(row.id);
       if (error === undefined) continue;
       const delay = Math.min(MAX_RETRY_DELAY_MS, 1_000 * 2 ** row.attempts) * (0.75 + Math.random() * 0.5);
       const state = await this.inbox.markFailed(row, error, new Date(now.getTime() + delay).toISOString(), this.options.maxAttempts);
-      this.app.metrics.webhookEventsProcessed.inc({ family: family.get(row.id) ?? 'unknown', outcome: state === 'failed' ? 'failed' : 'retry' });
+      this.deps.metrics.webhookEventsProcessed.inc({ family: family.get(row.id) ?? 'unknown', outcome: state === 'failed' ? 'failed' : 'retry' });
       const level = state === 'failed' ? 'error' : 'warn';
       this.logger[level]({ event: row.event_type, reference: row.reference_number, attempts: row.attempts + 1, error }, state === 'failed' ? 'webhook event parked as failed (polling still covers it)' : 'webhook event will be retried');
     }

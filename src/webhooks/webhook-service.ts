@@ -1,12 +1,30 @@
-import type { DaemonService, DaemonServiceFactory } from '../app/daemon.js';
-import { serversFor } from '../ops/server-pool.js';
+import type { ApiClient } from '../api/api-client.js';
+import type { WebhooksConfig } from '../config/types.js';
+import type { HttpServers } from '../ops/http-servers.js';
+import type { OpsMetrics } from '../ops/metrics.js';
+import type { CheckpointStore } from '../state/stores/checkpoint-store.js';
+import type { WebhookInboxStore } from '../state/stores/webhook-inbox-store.js';
 import { isAbortError } from '../util/abort.js';
+import type { DaemonServiceLike } from '../util/daemon-service.js';
 import { UsageError } from '../util/errors.js';
+import type { Logger } from '../util/logger.js';
 import { catchUp } from './catch-up.js';
-import { WebhookInboxStore } from '../state/stores/webhook-inbox-store.js';
-import { WebhookProcessor } from './processor.js';
+import type { WebhookProcessor } from './processor.js';
 import { createReceiver } from './receiver.js';
 import { Wakeup } from './wakeup.js';
+
+export interface WebhookServiceDeps {
+  config: WebhooksConfig;
+  client: ApiClient;
+  inbox: WebhookInboxStore;
+  checkpoints: CheckpointStore;
+  processor: WebhookProcessor;
+  servers: HttpServers;
+  metrics: OpsMetrics;
+  logger: Logger;
+  stopSignal: AbortSignal;
+  abortSignal: AbortSignal;
+}
 
 const PRUNE_EVERY_MS = 60 * 60_000;
 const KEEP_DONE_MS = 7 * 86_400_000;
@@ -17,29 +35,23 @@ const KEEP_DONE_MS = 7 * 86_400_000;
  * downtime) and every `webhooks.catchUpInterval` (deliveries the sender gave up on). Stopping:
  * the receiver answers 503 (the sender retries later), the processor finishes its batch.
  */
-export const webhookService: DaemonServiceFactory = (daemon) => {
-  const { app } = daemon;
-  const config = app.config.webhooks;
-  if (!config.enabled) return undefined;
+export function webhookService(deps: WebhookServiceDeps): DaemonServiceLike {
+  const { config, logger, servers, inbox, processor, client, metrics } = deps;
   if (!config.secret) throw new UsageError('webhooks.secret: is required when webhooks are enabled');
   const secret = config.secret;
-  const logger = app.logger.child({ component: 'webhooks' });
-  const servers = serversFor(app);
-  const inbox = new WebhookInboxStore(app.db);
-  const processor = new WebhookProcessor(app, inbox, { batchSize: config.batchSize, maxAttempts: config.maxAttempts });
   const loops = new AbortController();
   const catchUpWake = new Wakeup();
   let accepting = false;
-  let running: Promise<unknown> | undefined;
+  let running: Promise<void> | undefined;
 
   const runCatchUp = async () => {
     try {
       const result = await catchUp(
         {
-          client: app.client,
+          client,
           inbox,
-          checkpoints: app.checkpoints,
-          metrics: app.metrics,
+          checkpoints: deps.checkpoints,
+          metrics,
           logger,
           overlapMs: config.catchUpOverlap,
           maxAgeMs: config.catchUpMaxAge,
@@ -71,7 +83,9 @@ export const webhookService: DaemonServiceFactory = (daemon) => {
     }
   };
 
-  const service: DaemonService = {
+  // Catch-up failures are only logged (the API may be down; polling covers the gap), so this
+  // loop never dies on its own; the processor loop can (see WebhookProcessor.run).
+  const service: DaemonServiceLike = {
     name: 'webhooks',
     async start() {
       servers.mount(
@@ -82,24 +96,28 @@ export const webhookService: DaemonServiceFactory = (daemon) => {
           maxBodyBytes: config.maxBodyBytes,
           dedupeWindowMs: config.dedupeWindow,
           inbox,
-          metrics: app.metrics,
+          metrics,
           logger,
-          now: () => app.client.clock.now(),
+          now: () => client.clock.now(),
           onStored: () => processor.wakeup.notify(),
-          accepting: () => accepting && !daemon.stopSignal.aborted,
+          accepting: () => accepting && !deps.stopSignal.aborted,
         }),
       );
       accepting = true;
       const address = await servers.listen(config.listen);
       logger.info({ listen: `${address.address}:${address.port}`, path: config.path }, 'webhook receiver listening');
-      running = Promise.allSettled([processor.run(loops.signal, daemon.abortSignal), catchUpLoop()]);
+      const both = Promise.all([processor.run(loops.signal, deps.abortSignal), catchUpLoop()]).then(() => undefined);
+      // A dead processor is a dead service: the catch-up loop stops with it.
+      both.catch(() => loops.abort());
+      running = both;
+      return { loops: both };
     },
     async stop() {
       accepting = false;
       await servers.unmount(config.listen, config.path);
       loops.abort();
-      await running;
+      await running?.catch(() => undefined);
     },
   };
   return service;
-};
+}

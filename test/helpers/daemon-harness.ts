@@ -1,8 +1,7 @@
 import { createServer } from 'node:net';
 import path from 'node:path';
-import { openApp, type AppContext } from '../../src/app/app-context.js';
-import { runDaemon } from '../../src/app/daemon.js';
-import { DAEMON_SERVICES } from '../../src/app/daemon-services.js';
+import { composeDaemonServices, openApp, type AppContext, type DaemonOptions } from '../../src/app/compose.js';
+import { startDaemon as startRunner, type DaemonRunner } from '../../src/app/daemon.js';
 import type { FreightSyncConfig } from '../../src/config/types.js';
 import { silentLogger, type Logger } from '../../src/util/logger.js';
 
@@ -20,68 +19,52 @@ export async function freePort(): Promise<number> {
 
 export interface RunningDaemon {
   app: AppContext;
-  /** Resolves when runDaemon returned (after stop). */
+  runner: DaemonRunner;
+  /** Settles when the runner ended and the app is closed: rejects when a service loop died. */
   done: Promise<void>;
   /** First SIGTERM equivalent: drain, then resolve once everything stopped and the app is closed. */
   stop(): Promise<void>;
 }
 
-/** `freight-sync run` in-process: the real daemon with every registered service. */
+/**
+ * `freight-sync run` in-process: the real daemon with every configured service, composed as the
+ * CLI composes it. Resolves once every service is up (the runner's start), so nothing polls.
+ */
 export async function startDaemon(
   config: FreightSyncConfig,
   dir: string,
-  options: { runOnStart?: boolean; logger?: Logger } = {},
+  options: { runOnStart?: boolean; logger?: Logger; supervision?: DaemonOptions['supervision']; wrapApp?: (app: AppContext) => AppContext } = {},
 ): Promise<RunningDaemon> {
   const logger = options.logger ?? silentLogger();
   const stopper = new AbortController();
   const aborter = new AbortController();
-  const app = await openApp({ config, filePath: path.join(dir, 'test.yaml'), baseDir: dir }, { logger, withConnectors: true, signal: aborter.signal });
-  let started!: () => void;
-  const ready = new Promise<void>((resolve) => (started = resolve));
-  const done = (async () => {
-    try {
-      // Services start before the scheduler; the "daemon running" line is logged once all are up.
-      const watcher = setInterval(() => {
-        if (app.config.http.enabled || app.config.webhooks.enabled) void probe(app).then((ok) => ok && started());
-        else started();
-      }, 20);
-      try {
-        await runDaemon(app, { stopSignal: stopper.signal, abortSignal: aborter.signal, runOnStart: options.runOnStart ?? false, services: DAEMON_SERVICES });
-      } finally {
-        clearInterval(watcher);
-        started();
-      }
-    } finally {
-      await app.close();
-    }
-  })();
-  const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('daemon did not come up within 20 s (is the service registered in DAEMON_SERVICES?)')), 20_000).unref());
-  await Promise.race([ready, timeout]);
+  const opened = await openApp({ config, filePath: path.join(dir, 'test.yaml'), baseDir: dir }, { logger, withConnectors: true, signal: aborter.signal });
+  const app = options.wrapApp ? options.wrapApp(opened) : opened;
+  let runner: DaemonRunner;
+  try {
+    const services = composeDaemonServices(app, { stopSignal: stopper.signal, abortSignal: aborter.signal, runOnStart: options.runOnStart ?? false, supervision: options.supervision });
+    runner = await startRunner({ services, logger });
+  } catch (error) {
+    await opened.close();
+    throw error;
+  }
+  const done = runner.promise.finally(() => opened.close());
+  done.catch(() => undefined);
   return {
     app,
+    runner,
     done,
     async stop() {
       stopper.abort();
       const timer = setTimeout(() => aborter.abort(), 10_000);
       try {
-        await done;
+        await runner.stop();
+        await done.catch(() => undefined);
       } finally {
         clearTimeout(timer);
       }
     },
   };
-}
-
-async function probe(app: AppContext): Promise<boolean> {
-  const listen = app.config.http.enabled ? app.config.http.listen : app.config.webhooks.listen;
-  const url = `http://${listen}${app.config.http.enabled ? '/healthz' : app.config.webhooks.path}`;
-  try {
-    const response = await fetch(url, { method: app.config.http.enabled ? 'GET' : 'OPTIONS' });
-    await response.arrayBuffer();
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 export function webhookUrl(config: FreightSyncConfig): string {

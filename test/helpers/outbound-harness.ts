@@ -1,6 +1,6 @@
 import path from 'node:path';
-import type { AppContext } from '../../src/app/app-context.js';
-import { openApp } from '../../src/app/app-context.js';
+import type { AppContext } from '../../src/app/compose.js';
+import { composeOutbound, openApp } from '../../src/app/compose.js';
 import { runPass } from '../../src/app/sync-pass.js';
 import type { FreightSyncConfig } from '../../src/config/types.js';
 import type { NamedSource } from '../../src/outbound/intake.js';
@@ -65,7 +65,12 @@ export async function syncDirectory(config: FreightSyncConfig, dir: string): Pro
 
 export async function push(config: FreightSyncConfig, dir: string, sources: readonly NamedSource[] = [], maxWaitMs = 60_000): Promise<PushSummary> {
   return withApp(config, dir, (app) =>
-    runPush(app, { stopSignal: new AbortController().signal, abortSignal: new AbortController().signal, maxWaitMs, extraSources: sources, settleMs: 300 }),
+    runPush(composeOutbound(app, { abortSignal: new AbortController().signal, extraSources: sources }), {
+      stopSignal: new AbortController().signal,
+      abortSignal: new AbortController().signal,
+      maxWaitMs,
+      settleMs: 300,
+    }),
   );
 }
 

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { openApp, type AppContext } from '../../src/app/app-context.js';
+import { openApp, type AppContext } from '../../src/app/compose.js';
 import { runPass } from '../../src/app/sync-pass.js';
 import { parseConfig } from '../../src/config/parse-config.js';
 import type { FreightSyncConfig } from '../../src/config/types.js';

@@ -10,6 +10,7 @@ import { silentLogger } from '../../src/util/logger.js';
 import { capturingLogger } from '../helpers/log-capture.js';
 import { createCommand, enqueue, updateCommand } from '../helpers/outbox-rows.js';
 import { freshStateDatabase } from '../helpers/state-db.js';
+import { createStores } from '../../src/state/stores/index.js';
 
 /**
  * Write-back (design §3): results go back to where the requests came from once EVERY request of
@@ -43,7 +44,7 @@ async function unitWithThreeRequests(): Promise<{ a: number; b: number }> {
 }
 
 function writeBack(sources: Record<string, CommandSource>, logger = silentLogger()): WriteBack {
-  return new WriteBack(db, new Map(Object.entries(sources)), logger, signal);
+  return new WriteBack(createStores(db), new Map(Object.entries(sources)), logger, signal);
 }
 
 describe('WriteBack', () => {

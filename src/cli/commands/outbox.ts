@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
 import { retryCommand, cancelCommand } from '../../outbound/outbox-admin.js';
-import { OutboxStore } from '../../state/stores/outbox-store.js';
 import { OUTBOX_STATES } from '../../state/outbox-states.js';
 import type { OutboxState } from '../../state/tables.js';
 import { UsageError } from '../../util/errors.js';
@@ -31,7 +30,7 @@ export function register(program: Command): void {
       if (!Number.isSafeInteger(limit) || limit <= 0) throw new UsageError(`--limit: expected a positive number, got "${options.limit}"`);
       const runtime = await prepareCommand(command);
       await withApp(runtime, { withConnectors: false }, async (app) => {
-        const rows = await new OutboxStore(app.db).list({ states: options.state as OutboxState[] | undefined, limit });
+        const rows = await app.stores.outbox.list({ states: options.state as OutboxState[] | undefined, limit });
         if (options.json) {
           process.stdout.write(`${JSON.stringify(rows.map(({ payload: _payload, ...rest }) => rest), null, 2)}\n`);
           return;
@@ -64,7 +63,7 @@ export function register(program: Command): void {
         const id = parseId(idText);
         const runtime = await prepareCommand(command);
         await withApp(runtime, { withConnectors: false }, async (app) => {
-          const repo = new OutboxStore(app.db);
+          const repo = app.stores.outbox;
           const outcome = name === 'retry' ? await retryCommand(repo, id) : await cancelCommand(repo, id);
           const extra = outcome.requeued.length > 0 ? `; requeued dependents ${outcome.requeued.map((n) => `#${n}`).join(', ')}` : '';
           process.stdout.write(`outbox #${id} (${outcome.row.kind} ${outcome.row.erp_key}) is now ${outcome.row.state}${extra}\n`);

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { composeOutbound } from '../../app/compose.js';
 import { installShutdown } from '../../app/shutdown.js';
 import { runPush, type PushSummary } from '../../outbound/run-push.js';
 import { parseIsoDuration } from '../../util/duration.js';
@@ -47,7 +48,7 @@ export function register(program: Command): void {
       });
       try {
         const summary = await withApp(runtime, { withConnectors: true, withSources: true, streams: [], signal: shutdown.abortSignal }, (app) =>
-          runPush(app, { stopSignal: shutdown.stopSignal, abortSignal: shutdown.abortSignal, maxWaitMs }),
+          runPush(composeOutbound(app, { abortSignal: shutdown.abortSignal }), { stopSignal: shutdown.stopSignal, abortSignal: shutdown.abortSignal, maxWaitMs }),
         );
         process.stdout.write(options.json ? `${JSON.stringify(summary, null, 2)}\n` : renderPushSummary(summary));
         const failed = summary.invalid > 0 || summary.dead > 0 || summary.sourceErrors.length > 0;

@@ -26,9 +26,9 @@ export function register(program: Command): void {
       await withApp(runtime, { withConnectors: false }, async (app) => {
         const cursor = definition.resetCursor(app.config.api.variant, at);
         await app.db.transaction().execute(async (trx) => {
-          if (cursor === null) await app.checkpoints.delete(definition.name, trx);
-          else await app.checkpoints.set(definition.name, cursor, definition.cursorSchema, trx);
-          if (options.redeliver) await app.seen.forget(definition.name, trx);
+          if (cursor === null) await app.stores.checkpoints.delete(definition.name, trx);
+          else await app.stores.checkpoints.set(definition.name, cursor, definition.cursorSchema, trx);
+          if (options.redeliver) await app.stores.seen.forget(definition.name, trx);
         });
         process.stdout.write(
           cursor === null

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { runDaemon } from '../../app/daemon.js';
-import { DAEMON_SERVICES } from '../../app/daemon-services.js';
+import { composeDaemonServices } from '../../app/compose.js';
+import { startDaemon } from '../../app/daemon.js';
 import { installShutdown } from '../../app/shutdown.js';
 import { prepareCommand, withApp } from '../runtime.js';
 
@@ -22,9 +22,23 @@ export function register(program: Command): void {
         onForce: () => runtime.logger.warn('aborting in-flight work'),
       });
       try {
-        await withApp(runtime, { withConnectors: true, signal: shutdown.abortSignal }, (app) =>
-          runDaemon(app, { stopSignal: shutdown.stopSignal, abortSignal: shutdown.abortSignal, runOnStart: options.initialSync, services: DAEMON_SERVICES }),
-        );
+        await withApp(runtime, { withConnectors: true, signal: shutdown.abortSignal }, async (app) => {
+          const services = composeDaemonServices(app, { stopSignal: shutdown.stopSignal, abortSignal: shutdown.abortSignal, runOnStart: options.initialSync });
+          const runner = await startDaemon({ services, logger: app.logger });
+          app.logger.info(
+            { streams: app.streams.map((s) => (s.definition.pushOnly ? `${s.definition.name} (webhook push)` : `${s.definition.name} (${s.settings.schedule})`)) },
+            'daemon running',
+          );
+          const stop = () => {
+            app.logger.info('stopping: finishing current batches');
+            void runner.stop('signal');
+          };
+          if (shutdown.stopSignal.aborted) stop();
+          else shutdown.stopSignal.addEventListener('abort', stop, { once: true });
+          // Rejects when a service loop died (the others are stopped first): `run` then exits 1
+          // with the service and the error named.
+          await runner.promise;
+        });
       } finally {
         shutdown.dispose();
       }

@@ -71,6 +71,15 @@ export class OutboxStore {
     return Number(result.id);
   }
 
+  /** The rows with these ids (in chunks: SQLite limits the number of bound parameters). */
+  async byIds(ids: readonly number[]): Promise<OutboxRow[]> {
+    const rows: OutboxRow[] = [];
+    for (let i = 0; i < ids.length; i += 400) {
+      rows.push(...(await this.db.selectFrom('outbox').selectAll().where('id', 'in', ids.slice(i, i + 400)).execute()));
+    }
+    return rows;
+  }
+
   async get(id: number): Promise<OutboxRow | undefined> {
     return this.db.selectFrom('outbox').selectAll().where('id', '=', id).executeTakeFirst();
   }

@@ -67,6 +67,8 @@ export class SeenRecordStore {
       }
     };
     if (trx) await write(trx);
+    // A store bound to a transaction (StateStores.transaction) writes inside it.
+    else if (this.db.isTransaction) await write(this.db);
     else await this.db.transaction().execute(write);
   }
 

@@ -7,7 +7,6 @@ import { readClosedWindows, windowCursorSchema, type WindowCursor } from '../str
 import { keysetCursorSchema, readKeyset, type KeysetCursor } from '../strategies/keyset.js';
 import { z } from 'zod';
 import { deletedFlagOp, noOptions, requireKey, stringField } from './common.js';
-import { CustomerDirectoryStore } from '../../state/stores/customer-directory-store.js';
 
 type CustomerCursor = KeysetCursor | WindowCursor;
 
@@ -34,7 +33,7 @@ function customerLikeStream(name: 'customers' | 'consignees'): StreamDefinition<
     resetCursor: (variant, at) =>
       variant === 'main' ? { mode: 'keyset', highWater: at, window: null } : { mode: 'window', highWater: at, spanMs: null, window: null },
     read(env, cursor, plan, signal): AsyncIterable<Chunk<CustomerCursor>> {
-      return withDirectory(name, readChunks(env, cursor, plan, signal));
+      return readChunks(env, cursor, plan, signal);
     },
   };
 
@@ -70,16 +69,6 @@ function customerLikeStream(name: 'customers' | 'consignees'): StreamDefinition<
   }
 }
 
-/**
- * Every delivered customer/consignee also lands in the outbound customer directory, in the same
- * transaction as the checkpoint, so ERP codes in outbound commands resolve to API ids.
- */
-async function* withDirectory(name: 'customers' | 'consignees', chunks: AsyncIterable<Chunk<CustomerCursor>>): AsyncIterable<Chunk<CustomerCursor>> {
-  for await (const chunk of chunks) {
-    const remember = async (side: { db: ConstructorParameters<typeof CustomerDirectoryStore>[0] }) => new CustomerDirectoryStore(side.db).remember(name, chunk.records);
-    yield { ...chunk, afterCommit: [...(chunk.afterCommit ?? []), remember] };
-  }
-}
 
 export const customersStream = customerLikeStream('customers');
 export const consigneesStream = customerLikeStream('consignees');

@@ -1,0 +1,287 @@
+import path from 'node:path';
+import type { Kysely } from 'kysely';
+import { ApiClient } from '../api/api-client.js';
+import type { LoadedConfig } from '../config/load-config.js';
+import type { FreightSyncConfig } from '../config/types.js';
+import { createConnectors, type ConnectorSet } from '../plugins/create-connectors.js';
+import { openStateDatabase } from '../state/database.js';
+import { migrateToLatest } from '../state/migrate.js';
+import { createStores, type StateStores } from '../state/stores/index.js';
+import type { StateTables } from '../state/tables.js';
+import { UsageError } from '../util/errors.js';
+import { OpsMetrics } from '../ops/metrics.js';
+import { HttpServers } from '../ops/http-servers.js';
+import { Readiness, type ReadinessCheck } from '../ops/readiness.js';
+import { opsHttpService } from '../ops/ops-service.js';
+import { markEchoes } from '../outbound/echo-marks.js';
+import type { NamedSource } from '../outbound/intake.js';
+import { DispatchLease } from '../outbound/dispatch-lease.js';
+import { createOutboundEngine, outboundSources, type OutboundEngine } from '../outbound/outbound-engine.js';
+import { outboundService } from '../outbound/outbound-service.js';
+import type { DeliveryHooks } from '../sync/delivery-hooks.js';
+import type { StreamName } from '../sync/stream-definition.js';
+import type { NamedSink, StreamRunDeps, StreamRunSummary } from '../sync/stream-runner.js';
+import type { Logger } from '../util/logger.js';
+import { WebhookProcessor, type WebhookStreamTarget } from '../webhooks/processor.js';
+import { webhookService } from '../webhooks/webhook-service.js';
+import type { DaemonService } from './daemon.js';
+import { schedulerService, StreamScheduler } from './stream-scheduler.js';
+import { resolveStreams, type ResolvedStream } from './stream-settings.js';
+
+/**
+ * The composition root: the one place that constructs stores and services. `openApp` builds what
+ * every command needs from the config (state database and its stores, API client, connectors,
+ * metrics) and closes it in reverse order of creation; `composeOutbound` and
+ * `composeDaemonServices` build the parts of `push` and `run` from it, each part receiving only
+ * the narrow dependencies its factory asks for. Lower layers never see this object.
+ */
+export interface AppContext {
+  config: FreightSyncConfig;
+  baseDir: string;
+  logger: Logger;
+  /** For the app layer's own reports (status, metrics); parts get stores, never the database. */
+  db: Kysely<StateTables>;
+  stores: StateStores;
+  client: ApiClient;
+  streams: ResolvedStream[];
+  connectors: ConnectorSet | undefined;
+  deps: StreamRunDeps;
+  /** Prometheus metrics on a dedicated registry (served by the ops server in `run`). */
+  metrics: OpsMetrics;
+  sinksFor(stream: ResolvedStream): NamedSink[];
+  close(): Promise<void>;
+}
+
+export interface OpenAppOptions {
+  logger: Logger;
+  /** Create and init the sink connectors of the selected streams (not needed by `status`). */
+  withConnectors: boolean;
+  /** Limit to these streams (`--stream`). */
+  streams?: readonly string[];
+  /** Also create the outbound source connectors (default: when outbound is enabled). */
+  withSources?: boolean;
+  signal?: AbortSignal;
+}
+
+export async function openApp(loaded: LoadedConfig, options: OpenAppOptions): Promise<AppContext> {
+  const { config } = loaded;
+  const cleanups: Array<() => Promise<void> | void> = [];
+  const close = async () => {
+    for (const cleanup of cleanups.reverse()) {
+      try {
+        await cleanup();
+      } catch (error) {
+        options.logger.warn({ err: error }, 'cleanup failed');
+      }
+    }
+  };
+  try {
+    const streams = resolveStreams(config, options.streams);
+    const db = openStateDatabase(config.state.path);
+    cleanups.push(() => db.destroy());
+    await migrateToLatest(db, { location: config.state.path });
+    const stores = createStores(db);
+    const metrics = new OpsMetrics();
+
+    const client = new ApiClient({
+      baseUrl: config.api.baseUrl,
+      variant: config.api.variant,
+      credentials: config.api.auth,
+      tokenStore: stores.tokens,
+      logger: options.logger.child({ component: 'api' }),
+      timeoutMs: config.api.timeout,
+      refreshBeforeExpiryMs: config.api.refreshBeforeExpiry,
+      rateLimit: config.api.rateLimit,
+      retry: {
+        maxAttempts: config.api.retry.maxAttempts,
+        maxElapsedMs: config.api.retry.maxElapsed,
+        baseDelayMs: config.api.retry.baseDelay,
+        maxDelayMs: config.api.retry.maxDelay,
+      },
+      userAgent: config.api.userAgent,
+      events: metrics.apiClientEvents(),
+    });
+    cleanups.push(() => client.close());
+
+    let connectors: ConnectorSet | undefined;
+    if (options.withConnectors) {
+      const needed = new Set(streams.flatMap((s) => s.sinks));
+      if (options.withSources ?? config.outbound.enabled) for (const name of config.outbound.sources) needed.add(name);
+      const block = Object.fromEntries(Object.entries(config.connectors).filter(([name]) => needed.has(name)));
+      connectors = await createConnectors(block, {
+        baseDir: loaded.baseDir,
+        logger: options.logger.child({ component: 'connectors' }),
+        variant: config.api.variant,
+        streamsFor: (name) => streams.filter((s) => s.sinks.includes(name)).map((s) => s.definition.name),
+        signal: options.signal,
+      });
+      const set = connectors;
+      cleanups.push(() => set.close());
+    }
+
+    const deps: StreamRunDeps = { stores, client, logger: options.logger, hooks: deliveryHooks(stores) };
+    metrics.bind({
+      db,
+      checkpoints: stores.checkpoints,
+      streams: streams.filter((s) => !s.definition.pushOnly).map((s) => s.definition.name),
+      now: () => client.clock.now(),
+      apiStats: client.stats,
+    });
+    return {
+      config,
+      baseDir: loaded.baseDir,
+      logger: options.logger,
+      db,
+      stores,
+      client,
+      streams,
+      connectors,
+      deps,
+      metrics,
+      sinksFor(stream) {
+        return stream.sinks.map((name) => {
+          const handle = connectors?.get(name);
+          const sink = handle?.instance.sink;
+          if (!sink) throw new UsageError(`sync.streams.${stream.definition.name}.sinks: connector ${name} cannot receive records (no sink capability)`);
+          return { name, sink: metrics.observeSink(stream.definition.name, name, sink) };
+        });
+      },
+      close,
+    };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+/**
+ * What the outbound side adds to deliveries (the engine must not import outbound): pulled loads
+ * this daemon pushed carry an echo mark, and pulled customers and consignees feed the outbound
+ * customer directory in the same transaction as their checkpoint, so ERP codes resolve.
+ */
+function deliveryHooks(stores: StateStores): DeliveryHooks {
+  return {
+    enrich: (stream, records) => (stream === 'loads' ? markEchoes(stores.outbox, records) : Promise.resolve([...records])),
+    inCommit: async (stream, records, tx) => {
+      if (stream === 'customers' || stream === 'consignees') await tx.directory.remember(stream, records);
+    },
+  };
+}
+
+/** The outbound engine of `push` and `run` (`extraSources`: in-memory sources of tests). */
+export function composeOutbound(app: AppContext, options: { abortSignal: AbortSignal; logger?: Logger; extraSources?: readonly NamedSource[] }): OutboundEngine {
+  const sources = outboundSources(
+    app.config.outbound.sources,
+    (name) => {
+      const handle = app.connectors?.get(name);
+      return { exists: handle !== undefined, source: handle?.instance.source };
+    },
+    options.extraSources,
+  );
+  return createOutboundEngine({
+    stores: app.stores,
+    client: app.client,
+    sources,
+    config: app.config.outbound,
+    variant: app.config.api.variant,
+    lease: new DispatchLease(app.db, app.config.state.path),
+    logger: options.logger ?? app.logger.child({ component: 'outbound' }),
+    abortSignal: options.abortSignal,
+  });
+}
+
+export interface DaemonOptions {
+  /** First SIGTERM: finish the current batches, commit, stop. */
+  stopSignal: AbortSignal;
+  /** Second SIGTERM (or the grace period): abort in-flight work. */
+  abortSignal: AbortSignal;
+  /** Run every stream once at start instead of waiting for its first cron tick. */
+  runOnStart: boolean;
+  onRun?: (summary: StreamRunSummary) => void;
+  /** Loop supervision (tests shorten the pauses). */
+  supervision?: { maxConsecutiveFailures?: number; failurePauseMs?: { base: number; max: number } };
+}
+
+/**
+ * The services of `freight-sync run`, in start order (they stop in reverse): the ops server first
+ * (it answers during the whole drain), webhooks, outbound, and the stream scheduler last (it
+ * stops first, so no new batch starts while the others drain). Parts not configured are absent.
+ */
+export function composeDaemonServices(app: AppContext, options: DaemonOptions): DaemonService[] {
+  const { config } = app;
+  const services: DaemonService[] = [];
+  const servers = new HttpServers(app.logger.child({ component: 'http' }));
+  if (config.http.enabled) {
+    const checks: ReadinessCheck[] = [
+      { name: 'state', cached: false, run: () => app.stores.ping() },
+      { name: 'api', cached: true, run: async (signal) => void (await app.client.tokens.accessToken(signal)) },
+      ...(app.connectors?.connectors ?? [])
+        .filter((c) => typeof c.instance.check === 'function')
+        .map((c) => ({ name: `connector:${c.name}`, cached: true, run: (signal: AbortSignal) => c.instance.check!(signal) })),
+    ];
+    services.push(
+      opsHttpService({
+        config: config.http,
+        servers,
+        readiness: new Readiness(checks, { ttlMs: config.http.readyCacheTtl, timeoutMs: config.http.checkTimeout }),
+        metrics: app.metrics,
+        logger: app.logger.child({ component: 'ops-http' }),
+        stopSignal: options.stopSignal,
+      }),
+    );
+  }
+  if (config.webhooks.enabled) {
+    const targets = new Map<StreamName, WebhookStreamTarget>(
+      app.streams.map((s) => [s.definition.name, { definition: s.definition, sinks: app.sinksFor(s), options: s.options }]),
+    );
+    const processor = new WebhookProcessor(
+      {
+        client: app.client,
+        runDeps: app.deps,
+        streams: targets,
+        metrics: app.metrics,
+        maxInFlight: config.api.rateLimit.maxInFlight,
+        logger: app.logger.child({ component: 'webhook-processor' }),
+      },
+      app.stores.webhookInbox,
+      { batchSize: config.webhooks.batchSize, maxAttempts: config.webhooks.maxAttempts, ...options.supervision },
+    );
+    services.push(
+      webhookService({
+        config: config.webhooks,
+        client: app.client,
+        inbox: app.stores.webhookInbox,
+        checkpoints: app.stores.checkpoints,
+        processor,
+        servers,
+        metrics: app.metrics,
+        logger: app.logger.child({ component: 'webhooks' }),
+        stopSignal: options.stopSignal,
+        abortSignal: options.abortSignal,
+      }),
+    );
+  }
+  if (config.outbound.enabled) {
+    const logger = app.logger.child({ component: 'outbound' });
+    services.push(
+      outboundService({
+        engine: composeOutbound(app, { abortSignal: options.abortSignal, logger }),
+        pollIntervalMs: config.outbound.pollInterval,
+        logger,
+        stopSignal: options.stopSignal,
+        abortSignal: options.abortSignal,
+        ...options.supervision,
+      }),
+    );
+  }
+  const scheduler = new StreamScheduler(
+    { streams: app.streams, runDeps: app.deps, sinksFor: (s) => app.sinksFor(s), logger: app.logger },
+    { stopSignal: options.stopSignal, abortSignal: options.abortSignal, runOnStart: options.runOnStart, onRun: options.onRun },
+  );
+  services.push(schedulerService(scheduler));
+  return services;
+}
+
+export function describeStatePath(config: FreightSyncConfig): string {
+  return path.relative(process.cwd(), config.state.path) || config.state.path;
+}

@@ -1,0 +1,59 @@
+import { sql, type Kysely } from 'kysely';
+import type { StateTables } from '../tables.js';
+import { CheckpointStore } from './checkpoint-store.js';
+import { CustomerDirectoryStore } from './customer-directory-store.js';
+import { OutboxStore } from './outbox-store.js';
+import { RunHistoryStore } from './run-history-store.js';
+import { SeenRecordStore } from './seen-record-store.js';
+import { SyncSideStore } from './sync-side-store.js';
+import { SqlTokenStore } from './token-store.js';
+import { UnitStore } from './unit-store.js';
+import { WebhookInboxStore } from './webhook-inbox-store.js';
+
+export { CheckpointStore, type CheckpointEntry, type StateExecutor } from './checkpoint-store.js';
+export { CustomerDirectoryStore } from './customer-directory-store.js';
+export { OutboxStore } from './outbox-store.js';
+export { RunHistoryStore } from './run-history-store.js';
+export { SeenRecordStore } from './seen-record-store.js';
+export { SyncSideStore } from './sync-side-store.js';
+export { SqlTokenStore } from './token-store.js';
+export { UnitStore } from './unit-store.js';
+export { WebhookInboxStore } from './webhook-inbox-store.js';
+
+/**
+ * Every store of the state database, bound to one executor (the database, or a transaction).
+ * The composition root creates the set once; the parts receive the stores they need. Work that
+ * must commit atomically across stores runs in `transaction`, which hands over the same set bound
+ * to the transaction.
+ */
+export interface StateStores {
+  readonly checkpoints: CheckpointStore;
+  readonly seen: SeenRecordStore;
+  readonly runs: RunHistoryStore;
+  readonly side: SyncSideStore;
+  readonly tokens: SqlTokenStore;
+  readonly outbox: OutboxStore;
+  readonly units: UnitStore;
+  readonly directory: CustomerDirectoryStore;
+  readonly webhookInbox: WebhookInboxStore;
+  /** Runs `work` in one transaction; the stores it receives write inside it. */
+  transaction<T>(work: (stores: StateStores) => Promise<T>): Promise<T>;
+  /** A trivial query: the readiness probe of the state database. */
+  ping(): Promise<void>;
+}
+
+export function createStores(db: Kysely<StateTables>): StateStores {
+  return {
+    checkpoints: new CheckpointStore(db),
+    seen: new SeenRecordStore(db),
+    runs: new RunHistoryStore(db),
+    side: new SyncSideStore(db),
+    tokens: new SqlTokenStore(db),
+    outbox: new OutboxStore(db),
+    units: new UnitStore(db),
+    directory: new CustomerDirectoryStore(db),
+    webhookInbox: new WebhookInboxStore(db),
+    transaction: (work) => db.transaction().execute((trx) => work(createStores(trx))),
+    ping: async () => void (await sql`select 1`.execute(db)),
+  };
+}
