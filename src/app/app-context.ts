@@ -17,6 +17,7 @@ import type { Logger } from '../util/logger.js';
 import { SyncSideTables } from '../sync/side-tables.js';
 import type { NamedSink, StreamRunDeps } from '../sync/stream-runner.js';
 import { resolveStreams, type ResolvedStream } from './stream-settings.js';
+import { streamsSentTo } from './validate-deployment.js';
 
 /**
  * The composition root: everything a command needs, built in one place from the config, and
@@ -101,6 +102,7 @@ export async function openApp(loaded: LoadedConfig, options: OpenAppOptions): Pr
         logger: options.logger.child({ component: 'connectors' }),
         variant: config.api.variant,
         streamsFor: (name) => streams.filter((s) => s.sinks.includes(name)).map((s) => s.definition.name),
+        mappableFor: (name) => streamsSentTo(config, name, { enabledOnly: false }),
         signal: options.signal,
       });
       const set = connectors;

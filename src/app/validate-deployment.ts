@@ -30,8 +30,8 @@ export async function validateDeployment(loaded: LoadedConfig): Promise<Validate
   const { prepared, issues: connectorIssues } = await prepareConnectors(config.connectors, {
     baseDir: loaded.baseDir,
     variant: config.api.variant,
-    streamsFor: (name) => streamsFeeding(config, name, { enabledOnly: true }),
-    mappableFor: (name) => streamsFeeding(config, name, { enabledOnly: false }),
+    streamsFor: (name) => streamsSentTo(config, name, { enabledOnly: true }),
+    mappableFor: (name) => streamsSentTo(config, name, { enabledOnly: false }),
   });
   issues.push(...connectorIssues, ...webhookIssues(config));
   if (issues.length > 0) throw new ConfigError(issues, loaded.filePath);
@@ -41,9 +41,10 @@ export async function validateDeployment(loaded: LoadedConfig): Promise<Validate
 /**
  * Streams of the variant that list `connector` among their sinks. Mappings are resolved for the
  * enabled ones; a mapping for a disabled one is allowed (switching a stream off should not make
- * the file invalid) but not loaded.
+ * the file invalid) but not loaded. openApp uses it too, so `sync --stream customers` accepts a
+ * connector's `mappings.loads`.
  */
-function streamsFeeding(config: FreightSyncConfig, connector: string, { enabledOnly }: { enabledOnly: boolean }): StreamName[] {
+export function streamsSentTo(config: FreightSyncConfig, connector: string, { enabledOnly }: { enabledOnly: boolean }): StreamName[] {
   const out: StreamName[] = [];
   for (const [name, settings] of Object.entries(config.sync.streams) as Array<[StreamName, FreightSyncConfig['sync']['streams'][StreamName]]>) {
     if (!settings || !settings.sinks.includes(connector)) continue;

@@ -95,4 +95,18 @@ describe('validate-config and the commands that open the app refuse the same con
     expect(second.code, second.stderr).toBe(0);
     expect(second.stdout).toBe(first.stdout);
   });
+
+  it('sync --stream accepts a connector mapping of a stream it does not run this time', async () => {
+    const raw = deployment();
+    raw.sync.streams.customers = { sinks: ['drop'] };
+    raw.connectors.drop.mappings = { loads: { file: 'mappings/loads.yaml' } };
+    const { dir, file } = writeConfig(raw);
+    fs.mkdirSync(path.join(dir, 'mappings'));
+    fs.copyFileSync(path.resolve(import.meta.dirname, '../../config/mappings/loads.yaml'), path.join(dir, 'mappings/loads.yaml'));
+    const result = await cli(['-c', file, 'sync', '--stream', 'customers'], dir);
+    // Past validation and connector start-up: it fails on the unreachable API (exit 1), not on the config.
+    expect(result.stderr).not.toContain('invalid configuration');
+    expect(result.code, result.stderr).toBe(1);
+    expect(result.stdout).toMatch(/customers\s+failed/);
+  });
 });
