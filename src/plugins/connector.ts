@@ -13,6 +13,24 @@ export interface ConnectorFactory<TConfig = unknown> {
   /** Validates the connector's own config block; unknown keys must be rejected (`.strict()`). */
   readonly configSchema: z.ZodType<TConfig>;
   create(config: TConfig, context: ConnectorContext): ConnectorInstance | Promise<ConnectorInstance>;
+  /**
+   * Optional: problems the parsed options and the resolved mappings cause together (a table name
+   * too long for the database, …), found without any I/O. `validate-config` and every command
+   * call it before anything is created; `path` is relative to `connectors.<name>`.
+   */
+  check?(config: TConfig, context: ConnectorCheckContext): readonly ConnectorIssue[];
+}
+
+export interface ConnectorCheckContext {
+  readonly baseDir: string;
+  /** Mapping of each stream this connector receives, as in ConnectorContext. */
+  readonly mappings: ReadonlyMap<string, unknown>;
+}
+
+/** One problem, at `connectors.<name>.<path…>`. */
+export interface ConnectorIssue {
+  readonly path: readonly (string | number)[];
+  readonly message: string;
 }
 
 export interface ConnectorContext {

@@ -86,7 +86,12 @@ export async function prepareConnectors(
         else throw error;
       }
     }
-    if (parsed.success) prepared.push({ name, factory, config: parsed.data, mappings });
+    if (!parsed.success) continue;
+    // Only when options and mappings are valid on their own: the check combines them.
+    if (factory.check && !issues.some((line) => line.startsWith(`${formatPath(at)}.`))) {
+      for (const issue of factory.check(parsed.data, { baseDir: options.baseDir, mappings })) issues.push(`${formatPath([...at, ...issue.path])}: ${issue.message}`);
+    }
+    prepared.push({ name, factory, config: parsed.data, mappings });
   }
   return { prepared, issues };
 }

@@ -84,6 +84,16 @@ describe('validateDeployment', () => {
     expect(fs.readdirSync(dir)).toEqual(['freight-sync.yaml']);
   });
 
+  it('asks a connector to check its options and mappings together (sql: a name too long for the database)', async () => {
+    const raw = deployment();
+    const column = `c${'x'.repeat(70)}`;
+    raw.connectors.erp.mappings = { loads: { table: 'loads', key: ['id'], columns: [{ name: 'id', path: 'id' }, { name: column, path: 'x' }] } };
+    const { dir, error } = await problems(raw);
+    expect(error.issues).toHaveLength(1);
+    expect(error.issues[0]).toMatch(new RegExp(`^connectors\\.erp\\.mappings\\.loads: .*"${column}" .*longer than 63 characters.*\\(dialect sqlite\\)$`));
+    expect(fs.readdirSync(dir)).toEqual(['freight-sync.yaml']);
+  });
+
   it('lists every problem at once', async () => {
     const raw = deployment();
     raw.connectors.erp.options = { dialect: 'postgresql', host: 'db', deleteMode: 'sof' };
