@@ -31,6 +31,7 @@ export const sqlConnector: ConnectorFactory<SqlOptions> = {
   name: 'sql',
   configSchema: sqlOptionsSchema,
   check: checkSqlMappings,
+  capabilities: (options) => ({ sink: true, source: options.staging !== undefined }),
   async create(options: SqlOptions, context: ConnectorContext): Promise<ConnectorInstance> {
     const logger = context.logger.child({ connector: context.instanceName, type: 'sql', dialect: options.dialect });
     const ctx: StatementContext = { dialect: options.dialect, schema: options.schema };

@@ -3,6 +3,7 @@ import type { FreightSyncConfig, StreamName } from '../config/types.js';
 import { prepareConnectors, type PreparedConnector } from '../plugins/prepare-connectors.js';
 import { streamByName } from '../sync/streams/index.js';
 import { ConfigError } from '../util/errors.js';
+import { capabilityIssues } from './capability-checks.js';
 import { checkStreams, type ResolvedStream } from './stream-settings.js';
 import { webhookIssues } from './webhook-checks.js';
 
@@ -18,7 +19,8 @@ export interface ValidatedDeployment {
 /**
  * The one validation of a deployment beyond the config schema: stream options and page sizes
  * against the stream definitions, connector options against each connector's configSchema
- * (third-party modules are imported for it, never created), mappings, and webhook settings.
+ * (third-party modules are imported for it, never created), mappings, whether each sink and
+ * outbound source can serve that role, and webhook settings.
  * Used by `validate-config` and by every command before it opens the app, so both refuse the
  * same files. Side-effect free: no folder, file, database or connection is created.
  *
@@ -33,7 +35,7 @@ export async function validateDeployment(loaded: LoadedConfig): Promise<Validate
     streamsFor: (name) => streamsSentTo(config, name, { enabledOnly: true }),
     mappableFor: (name) => streamsSentTo(config, name, { enabledOnly: false }),
   });
-  issues.push(...connectorIssues, ...webhookIssues(config));
+  issues.push(...connectorIssues, ...capabilityIssues(config, prepared), ...webhookIssues(config));
   if (issues.length > 0) throw new ConfigError(issues, loaded.filePath);
   return { loaded, streams, connectors: prepared };
 }

@@ -19,6 +19,17 @@ export interface ConnectorFactory<TConfig = unknown> {
    * call it before anything is created; `path` is relative to `connectors.<name>`.
    */
   check?(config: TConfig, context: ConnectorCheckContext): readonly ConnectorIssue[];
+  /**
+   * Optional: whether an instance created from `config` will have a sink and/or a source, so a
+   * stream or `outbound.sources` naming a connector that cannot serve it is a config error
+   * before anything is created. Without it, that is only found when the app is opened.
+   */
+  capabilities?(config: TConfig): ConnectorCapabilities;
+}
+
+export interface ConnectorCapabilities {
+  readonly sink: boolean;
+  readonly source: boolean;
 }
 
 export interface ConnectorCheckContext {

@@ -73,6 +73,8 @@ describe('validateDeployment', () => {
     ['stream of the other variant', (r: any) => ((r.api.variant = 'brokerage'), (r.sync.streams.bills.enabled = true)), 'sync.streams.bills: the bills stream is not available on the brokerage variant (only main)'],
     ['mapping', (r: any) => (r.connectors.drop.mappings = { loads: { table: 'loads', key: ['id'], columns: [{ name: 'id', path: 'id', transform: { type: 'nope' } }] } }), 'connectors.drop.mappings.loads.columns[0].transform'],
     ['mapping of a stream not sent there', (r: any) => (r.connectors.drop.mappings = { customers: {} }), 'connectors.drop.mappings.customers: connector drop does not receive stream "customers" (it receives: loads, bills)'],
+    ['sink that cannot receive records', (r: any) => (r.sync.streams.customers.sinks = ['inbox']), 'sync.streams.customers.sinks[0]: connector inbox cannot receive records (no sink capability with these options)'],
+    ['outbound source without staging', (r: any) => (r.outbound.sources = ['inbox', 'erp']), 'outbound.sources[1]: connector erp cannot supply commands (no source capability with these options; sql needs staging:, sftp needs inbox:)'],
     ['unknown connector type', (r: any) => (r.connectors.drop.type = 'ftp'), 'connectors.drop.type: unknown connector type "ftp"'],
     ['webhook path on an ops route', (r: any) => (r.webhooks = { enabled: true, secret: 'whsec-x', listen: '127.0.0.1:9090', path: '/metrics' }), 'webhooks.path: /metrics is an ops endpoint on the same address as http.listen (127.0.0.1:9090)'],
   ])('refuses a bad %s, naming the file and the config path', async (_what, breakIt, expected) => {
