@@ -16,6 +16,7 @@ export { safeFileComponent, dataFileName, errorsFileName } from '../file-drop/fi
 export const csvConnector: ConnectorFactory<CsvOptions> = {
   name: 'csv',
   configSchema: csvOptionsSchema,
+  capabilities: () => ({ sink: true, source: false }),
   create(options: CsvOptions, context: ConnectorContext): ConnectorInstance {
     const directory = path.resolve(context.baseDir, options.directory);
     const logger = context.logger.child({ connector: context.instanceName, type: 'csv' });

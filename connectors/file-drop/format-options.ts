@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { booleanValue } from '../../src/util/zod-values.js';
 
 /**
  * The CSV format and publishing options every file-drop connector shares (`csv`, `sftp`). A
@@ -8,14 +9,14 @@ import { z } from 'zod';
 export const csvFormatShape = {
   delimiter: z.string().min(1).max(4).default(','),
   /** Byte order mark at the start of each file (utf8 and utf16le only; latin1 has none). */
-  bom: z.boolean().default(false),
+  bom: booleanValue().default(false),
   /** RFC 4180 says CRLF. */
   lineEnding: z.enum(['lf', 'crlf']).default('crlf'),
   quote: z.string().length(1).default('"'),
   /** `auto` quotes only fields that need it (delimiter, quote, CR or LF inside). */
   quoted: z.enum(['auto', 'all']).default('auto'),
   encoding: z.enum(['utf8', 'utf16le', 'latin1']).default('utf8'),
-  header: z.boolean().default(true),
+  header: booleanValue().default(true),
   /** Written after the data file is in place: `<file>.done` (empty) or `<file>.manifest.json`. */
   marker: z.enum(['none', 'done', 'manifest']).default('none'),
   retention: z

@@ -18,6 +18,7 @@ export { localInboxOptionsSchema, type LocalInboxOptions, type LocalInboxOptions
 export const inboxConnector: ConnectorFactory<LocalInboxOptions> = {
   name: 'inbox',
   configSchema: localInboxOptionsSchema,
+  capabilities: () => ({ sink: false, source: true }),
   create(options: LocalInboxOptions, context: ConnectorContext): ConnectorInstance {
     const target = new LocalTarget();
     const folders = inboxFolders(options, (dir) => path.resolve(context.baseDir, dir), path.join);

@@ -24,6 +24,7 @@ export { SftpTarget } from './sftp-target.js';
 export const sftpConnector: ConnectorFactory<SftpOptions> = {
   name: 'sftp',
   configSchema: sftpOptionsSchema,
+  capabilities: (options) => ({ sink: options.remoteDir !== undefined, source: options.inbox !== undefined }),
   create(options: SftpOptions, context: ConnectorContext): ConnectorInstance {
     const logger = context.logger.child({ connector: context.instanceName, type: 'sftp' });
     const session = new SftpSession(

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parseIsoDuration } from '../../src/util/duration.js';
+import { booleanValue } from '../../src/util/zod-values.js';
 import { checkCsvFormat, csvFormatShape } from '../file-drop/format-options.js';
 import { inboxShape } from '../file-inbox/inbox-options.js';
 
@@ -36,7 +37,7 @@ export const sftpOptionsSchema = z
     /** Pinned host key fingerprint, e.g. from `ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub`. */
     hostKeySha256: z.string().regex(FINGERPRINT_PATTERN, 'must look like SHA256:<43 base64 characters> (as ssh-keygen -l prints it)').optional(),
     /** Accept any host key (logs a warning on every connect). Only for a first look at a test server. */
-    allowUnpinnedHostKey: z.boolean().default(false),
+    allowUnpinnedHostKey: booleanValue().default(false),
     /** Remote folder of the drop (sink); relative paths start at the login directory. */
     remoteDir: z.string().min(1).optional(),
     ...csvFormatShape,

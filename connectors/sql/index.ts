@@ -4,6 +4,7 @@ import { throwIfAborted } from '../../src/util/abort.js';
 import { openDatabase, type AnyDb } from './connect.js';
 import { ensureSchema, ensureStreamTables, ensureTable } from './ensure-tables.js';
 import { errorsTableSpec } from './errors-table.js';
+import { checkSqlMappings } from './check-mappings.js';
 import { assertIdentifier } from './identifiers.js';
 import { sqlOptionsSchema, type SqlOptions } from './options.js';
 import { SqlSink } from './sql-sink.js';
@@ -28,6 +29,8 @@ export { SqlMappingError, planStream } from './table-plan.js';
 export const sqlConnector: ConnectorFactory<SqlOptions> = {
   name: 'sql',
   configSchema: sqlOptionsSchema,
+  check: checkSqlMappings,
+  capabilities: (options) => ({ sink: true, source: options.staging !== undefined }),
   async create(options: SqlOptions, context: ConnectorContext): Promise<ConnectorInstance> {
     const logger = context.logger.child({ connector: context.instanceName, type: 'sql', dialect: options.dialect });
     const ctx: StatementContext = { dialect: options.dialect, schema: options.schema };

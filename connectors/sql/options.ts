@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { booleanValue, integerValue, isoDuration } from '../../src/config/schema.js';
+import { booleanValue, integerValue, isoDuration } from '../../src/util/zod-values.js';
 import { identifierProblem, MAX_IDENTIFIER_LENGTH } from './identifiers.js';
 
 export const SQL_DIALECTS = ['sqlite', 'postgres', 'mysql', 'mssql'] as const;

@@ -27,6 +27,7 @@ import { webhookService } from '../webhooks/webhook-service.js';
 import type { DaemonService } from './daemon.js';
 import { schedulerService, StreamScheduler } from './stream-scheduler.js';
 import { resolveStreams, type ResolvedStream } from './stream-settings.js';
+import { streamsSentTo } from './validate-deployment.js';
 
 /**
  * The composition root: the one place that constructs stores and services. `openApp` builds what
@@ -113,6 +114,7 @@ export async function openApp(loaded: LoadedConfig, options: OpenAppOptions): Pr
         logger: options.logger.child({ component: 'connectors' }),
         variant: config.api.variant,
         streamsFor: (name) => streams.filter((s) => s.sinks.includes(name)).map((s) => s.definition.name),
+        mappableFor: (name) => streamsSentTo(config, name, { enabledOnly: false }),
         signal: options.signal,
       });
       const set = connectors;

@@ -20,6 +20,13 @@ export interface ResolvedStream {
  * the endpoint's maximum (spec §8: exceeding it is an error on the server, not a clamp).
  */
 export function resolveStreams(config: FreightSyncConfig, only?: readonly string[]): ResolvedStream[] {
+  const { resolved, issues } = checkStreams(config, only);
+  if (issues.length > 0) throw new ConfigError(issues);
+  return resolved;
+}
+
+/** resolveStreams without the throw: the streams that resolved, and every problem of the others. */
+export function checkStreams(config: FreightSyncConfig, only?: readonly string[]): { resolved: ResolvedStream[]; issues: string[] } {
   const issues: string[] = [];
   const resolved: ResolvedStream[] = [];
   const variant = config.api.variant;
@@ -51,8 +58,7 @@ export function resolveStreams(config: FreightSyncConfig, only?: readonly string
     }
     resolved.push({ definition, settings, options: parsed.data as Record<string, unknown>, pageSize: settings.pageSize, sinks: settings.sinks });
   }
-  if (issues.length > 0) throw new ConfigError(issues);
-  return resolved;
+  return { resolved, issues };
 }
 
 export function incrementalPlan(settings: StreamConfig): RunPlan {

@@ -1,3 +1,4 @@
+import { parseBoolean } from '../util/boolean.js';
 import { CONNECTOR_NAME_PATTERN } from './schema.js';
 import { STREAM_NAMES } from './types.js';
 import { formatPath } from './format-issues.js';
@@ -29,7 +30,7 @@ export function crossCheckIssues(raw: unknown): string[] {
     const stream = asRecord(value);
     // An unknown stream name is already reported by the schema; one message per mistake.
     if (!stream || !(STREAM_NAMES as readonly string[]).includes(streamName)) continue;
-    const enabled = stream['enabled'] === undefined || stream['enabled'] === true || stream['enabled'] === 'true';
+    const enabled = stream['enabled'] === undefined || parseBoolean(stream['enabled']) === true;
     const sinks = stream['sinks'];
     if (Array.isArray(sinks)) {
       sinks.forEach((sink, index) => {

@@ -1,33 +1,46 @@
 import { stringify } from 'yaml';
 import { formatIsoDuration } from '../util/duration.js';
 import { maskSecrets } from './mask-secrets.js';
-import type { FreightSyncConfig, StreamSettings } from './types.js';
+import type { FreightSyncConfig, HttpConfig, OutboundConfig, StreamSettings, WebhooksConfig } from './types.js';
 
+/*
+ * Every duration of the effective config, per section. The effective object holds milliseconds
+ * but the file takes only ISO 8601, so each one must be turned back or the printed config would
+ * not load again (test/unit/config-display.test.ts loads it again to catch a key missing here).
+ */
+const API_DURATIONS = ['refreshBeforeExpiry', 'timeout'] as const satisfies readonly (keyof FreightSyncConfig['api'])[];
+const RETRY_DURATIONS = ['maxElapsed', 'baseDelay', 'maxDelay'] as const satisfies readonly (keyof FreightSyncConfig['api']['retry'])[];
 const STREAM_DURATIONS = ['lookback', 'safetyLag', 'maxWindow', 'minWindow'] as const satisfies readonly (keyof StreamSettings)[];
+const OUTBOUND_DURATIONS = ['pollInterval', 'reconcileDelay'] as const satisfies readonly (keyof OutboundConfig)[];
+const BACKOFF_DURATIONS = ['base', 'max'] as const satisfies readonly (keyof OutboundConfig['backoff'])[];
+const WEBHOOK_DURATIONS = ['dedupeWindow', 'catchUpInterval', 'catchUpOverlap', 'catchUpMaxAge'] as const satisfies readonly (keyof WebhooksConfig)[];
+const HTTP_DURATIONS = ['readyCacheTtl', 'checkTimeout'] as const satisfies readonly (keyof HttpConfig)[];
 
 /**
- * The effective config as the user would write it: durations back in ISO 8601 (the effective
- * object holds milliseconds), secrets masked. Used by `validate-config` and startup logs.
+ * The effective config as the user would write it: durations back in ISO 8601, secrets masked.
+ * Used by `validate-config` and startup logs; what it prints loads again as the same config
+ * (apart from masked secrets).
  */
 export function displayConfig(config: FreightSyncConfig): Record<string, unknown> {
   const streams: Record<string, unknown> = {};
   for (const [name, stream] of Object.entries(config.sync.streams)) {
-    streams[name] = stream ? { ...stream, ...durations(stream) } : stream;
+    streams[name] = stream ? { ...stream, ...durations(stream, STREAM_DURATIONS) } : stream;
   }
   const display = {
     ...config,
     api: {
       ...config.api,
-      refreshBeforeExpiry: formatIsoDuration(config.api.refreshBeforeExpiry),
-      timeout: formatIsoDuration(config.api.timeout),
-      retry: {
-        ...config.api.retry,
-        maxElapsed: formatIsoDuration(config.api.retry.maxElapsed),
-        baseDelay: formatIsoDuration(config.api.retry.baseDelay),
-        maxDelay: formatIsoDuration(config.api.retry.maxDelay),
-      },
+      ...durations(config.api, API_DURATIONS),
+      retry: { ...config.api.retry, ...durations(config.api.retry, RETRY_DURATIONS) },
     },
-    sync: { defaults: { ...config.sync.defaults, ...durations(config.sync.defaults) }, streams },
+    sync: { defaults: { ...config.sync.defaults, ...durations(config.sync.defaults, STREAM_DURATIONS) }, streams },
+    outbound: {
+      ...config.outbound,
+      ...durations(config.outbound, OUTBOUND_DURATIONS),
+      backoff: { ...config.outbound.backoff, ...durations(config.outbound.backoff, BACKOFF_DURATIONS) },
+    },
+    webhooks: { ...config.webhooks, ...durations(config.webhooks, WEBHOOK_DURATIONS) },
+    http: { ...config.http, ...durations(config.http, HTTP_DURATIONS) },
   };
   return maskSecrets(display);
 }
@@ -36,6 +49,6 @@ export function displayConfigYaml(config: FreightSyncConfig): string {
   return stringify(displayConfig(config), { lineWidth: 0 });
 }
 
-function durations(settings: StreamSettings): Record<string, string> {
-  return Object.fromEntries(STREAM_DURATIONS.map((key) => [key, formatIsoDuration(settings[key])]));
+function durations<T, K extends keyof T & string>(section: T, keys: readonly K[]): Record<K, string> {
+  return Object.fromEntries(keys.map((key) => [key, formatIsoDuration(section[key] as number)])) as Record<K, string>;
 }

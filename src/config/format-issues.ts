@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { describeValue } from '../util/describe-value.js';
 import { closestKey } from './closest-key.js';
 
 /**
@@ -40,28 +41,8 @@ export function formatPath(path: readonly PathSegment[]): string {
   return out === '' ? '(root)' : out;
 }
 
-/** `string "ten"`, `number 5`, `null`, `an array`, … — what was found, for "got …" phrases. */
-export function describeValue(value: unknown): string {
-  if (value === null) return 'null';
-  if (value === undefined) return 'nothing';
-  if (Array.isArray(value)) return 'a list';
-  switch (typeof value) {
-    case 'string':
-      return `string ${JSON.stringify(truncate(value))}`;
-    case 'number':
-    case 'boolean':
-    case 'bigint':
-      return `${typeof value} ${String(value)}`;
-    case 'object':
-      return 'a mapping';
-    default:
-      return typeof value;
-  }
-}
-
-function truncate(text: string): string {
-  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
-}
+// Shared with src/util/zod-values.ts, which connectors use too; re-exported for config callers.
+export { describeValue };
 
 function formatIssue(issue: Issue, prefix: readonly string[], options: FormatIssuesOptions): string[] {
   const path = [...prefix, ...issue.path];

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { validate as isValidCron } from 'node-cron';
-import { parseIsoDuration } from '../util/duration.js';
+import { BOOLEAN_WORDS, parseBoolean } from '../util/boolean.js';
+import { booleanValue, integerValue, isoDuration, numberValue, requiredOr } from '../util/zod-values.js';
 import { cronFieldProblem } from './cron-fields.js';
 import { describeValue } from './format-issues.js';
 import {
@@ -20,58 +21,8 @@ import {
 
 export type { FreightSyncConfig } from './types.js';
 
-/*
- * Helpers for values that arrive as text. Every message they write is a `custom` issue in plain
- * words; format-issues.ts prints custom messages verbatim after the dotted path.
- */
-
-function requiredOr(ctx: z.RefinementCtx, value: unknown, message: string): void {
-  ctx.addIssue({ code: 'custom', message: value === undefined ? 'is required' : message, input: value });
-}
-
-/** An ISO 8601 duration (`PT30S`, `P7D`) in the file; a number of milliseconds in the output. */
-export function isoDuration() {
-  return z.unknown().transform((value, ctx): number => {
-    if (typeof value === 'string') {
-      const ms = parseIsoDuration(value);
-      if (ms !== undefined) return ms;
-      ctx.addIssue({
-        code: 'custom',
-        message: `expected an ISO 8601 duration, got ${JSON.stringify(value)}`,
-      });
-      return z.NEVER;
-    }
-    requiredOr(ctx, value, `expected an ISO 8601 duration such as PT30S, got ${describeValue(value)}`);
-    return z.NEVER;
-  });
-}
-
-/**
- * A number. Text that is a plain decimal number is accepted too, because `${VAR}` interpolation
- * always produces strings (`requestsPerSecond: ${RPS:-8}`); anything else is reported as found.
- */
-export function numberValue() {
-  return z.preprocess(
-    (value) => (typeof value === 'string' && /^\s*-?\d+(\.\d+)?\s*$/.test(value) ? Number(value) : value),
-    z.number(),
-  );
-}
-
-export function integerValue(min: number, max: number) {
-  return z.preprocess(
-    (value) => (typeof value === 'string' && /^\s*-?\d+\s*$/.test(value) ? Number(value) : value),
-    z.number().int().min(min).max(max),
-  );
-}
-
-/** true/false; the strings "true"/"false" too, for the same reason as numberValue(). */
-export function booleanValue() {
-  return z.preprocess((value) => {
-    if (value === 'true') return true;
-    if (value === 'false') return false;
-    return value;
-  }, z.boolean());
-}
+// The text-tolerant value schemas connectors share live in src/util (connectors may not import config).
+export { booleanValue, integerValue, isoDuration, numberValue } from '../util/zod-values.js';
 
 export function nonEmptyString() {
   return z.string().trim().min(1);
@@ -198,9 +149,10 @@ const logSchema = z.strictObject({
   pretty: z
     .unknown()
     .transform((value, ctx): 'auto' | boolean => {
-      if (value === 'auto' || value === true || value === false) return value;
-      if (value === 'true' || value === 'false') return value === 'true';
-      requiredOr(ctx, value, `expected auto, true or false, got ${describeValue(value)}`);
+      if (typeof value === 'string' && value.trim().toLowerCase() === 'auto') return 'auto';
+      const flag = parseBoolean(value);
+      if (flag !== undefined) return flag;
+      requiredOr(ctx, value, `expected auto or ${BOOLEAN_WORDS}, got ${describeValue(value)}`);
       return z.NEVER;
     })
     .prefault('auto'),

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { ContractLogger } from './logger.js';
-import type { StreamMapper } from './mapping.js';
+import type { StreamMapper, StreamMapping } from './mapping.js';
 import type { RecordBatch } from './records.js';
 
 /**
@@ -14,6 +14,35 @@ export interface ConnectorFactory<TConfig = unknown> {
   /** Validates the connector's own config block; unknown keys must be rejected (`.strict()`). */
   readonly configSchema: z.ZodType<TConfig>;
   create(config: TConfig, context: ConnectorContext): ConnectorInstance | Promise<ConnectorInstance>;
+  /**
+   * Optional: problems the parsed options and the resolved mappings cause together (a table name
+   * too long for the database, …), found without any I/O. `validate-config` and every command
+   * call it before anything is created; `path` is relative to `connectors.<name>`.
+   */
+  check?(config: TConfig, context: ConnectorCheckContext): readonly ConnectorIssue[];
+  /**
+   * Optional: whether an instance created from `config` will have a sink and/or a source, so a
+   * stream or `outbound.sources` naming a connector that cannot serve it is a config error
+   * before anything is created. Without it, that is only found when the app is opened.
+   */
+  capabilities?(config: TConfig): ConnectorCapabilities;
+}
+
+export interface ConnectorCapabilities {
+  readonly sink: boolean;
+  readonly source: boolean;
+}
+
+export interface ConnectorCheckContext {
+  readonly baseDir: string;
+  /** Mapping of each stream this connector receives, as in ConnectorContext. */
+  readonly mappings: ReadonlyMap<string, unknown>;
+}
+
+/** One problem, at `connectors.<name>.<path…>`. */
+export interface ConnectorIssue {
+  readonly path: readonly (string | number)[];
+  readonly message: string;
 }
 
 export interface ConnectorContext {

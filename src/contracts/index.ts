@@ -31,6 +31,9 @@ export { META_COLUMNS, RAW_COLUMN } from './mapping.js';
 export {
   defineConnector,
   type CommandSource,
+  type ConnectorCapabilities,
+  type ConnectorCheckContext,
+  type ConnectorIssue,
   type ConnectorContext,
   type ConnectorFactory,
   type ConnectorInstance,

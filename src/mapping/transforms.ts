@@ -1,4 +1,5 @@
 import { DateTime } from 'luxon';
+import { BOOLEAN_WORDS, parseBoolean } from '../util/boolean.js';
 import { getAtSegments } from './path.js';
 import { describeValue } from './mapping-error.js';
 import type { Cell, CompiledTransform } from './compile-mapping.js';
@@ -95,18 +96,10 @@ function toNumber(value: unknown, decimals: number | undefined, fixed: boolean):
   return fixed ? rounded.toFixed(decimals) : rounded;
 }
 
-const TRUE_TEXT = new Set(['true', 't', 'yes', 'y', '1', 'on']);
-const FALSE_TEXT = new Set(['false', 'f', 'no', 'n', '0', 'off']);
-
 function toBoolean(value: unknown): boolean {
-  if (typeof value === 'boolean') return value;
-  if (value === 1 || value === 0) return value === 1;
-  if (typeof value === 'string') {
-    const text = value.trim().toLowerCase();
-    if (TRUE_TEXT.has(text)) return true;
-    if (FALSE_TEXT.has(text)) return false;
-  }
-  throw new TransformError(`cannot parse boolean ${describeValue(value)}`);
+  const parsed = parseBoolean(value);
+  if (parsed !== undefined) return parsed;
+  throw new TransformError(`cannot parse boolean ${describeValue(value)} (expected ${BOOLEAN_WORDS})`);
 }
 
 function join(value: unknown, separator: string, elementPath: CompiledTransform['elementPath']): string {

@@ -24,6 +24,8 @@ export function connectorFactoryProblem(value: unknown): string | undefined {
   const schema = candidate.configSchema as Record<string, unknown> | undefined;
   if (typeof schema !== 'object' || schema === null || typeof schema.safeParse !== 'function') return '"configSchema" must be a zod schema (with safeParse)';
   if (typeof candidate.create !== 'function') return '"create" must be a function';
+  if (candidate.check !== undefined && typeof candidate.check !== 'function') return '"check", when given, must be a function';
+  if (candidate.capabilities !== undefined && typeof candidate.capabilities !== 'function') return '"capabilities", when given, must be a function';
   return undefined;
 }
 

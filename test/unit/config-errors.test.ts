@@ -40,7 +40,7 @@ describe('config errors name the dotted path and the problem', () => {
     ['window order', (r) => (r.sync.streams.loads.minWindow = 'P8D'), 'sync.streams.loads.minWindow: must not be longer than maxWindow (691200000 ms > 604800000 ms)'],
     ['webhook secret', (r) => (r.webhooks = { enabled: true }), 'webhooks.secret: is required when webhooks are enabled'],
     ['listen address', (r) => (r.webhooks = { listen: '8080' }), 'webhooks.listen: expected host:port such as 127.0.0.1:8080, got string "8080"'],
-    ['log pretty', (r) => (r.log = { pretty: 'maybe' }), 'log.pretty: expected auto, true or false, got string "maybe"'],
+    ['log pretty', (r) => (r.log = { pretty: 'maybe' }), 'log.pretty: expected auto or true/false, yes/no, y/n, on/off or 1/0, got string "maybe"'],
     ['unknown top-level key', (r) => (r.conectors = {}), 'conectors: unknown key (did you mean "connectors"?)'],
   ])('%s', async (_name, edit, expected) => {
     expect(await issuesOf(edit)).toContain(expected);

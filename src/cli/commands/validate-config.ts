@@ -2,18 +2,23 @@ import type { Command } from 'commander';
 import { globalOptions } from '../command-context.js';
 import { loadConfig } from '../../config/load-config.js';
 import { displayConfigYaml } from '../../config/display-config.js';
+import { validateDeployment } from '../../app/validate-deployment.js';
 
 /**
- * `freight-sync validate-config`: loads and validates the config and prints the effective
- * config (defaults applied, secrets masked) as YAML. A ConfigError propagates to the root
- * handler, which prints every issue and exits with code 2.
+ * `freight-sync validate-config`: loads the config and validates the whole deployment (schema,
+ * stream options and page sizes, connector options, mappings, webhooks) with the same
+ * validateDeployment every other command runs before it opens the app, then prints the effective
+ * config (defaults applied, secrets masked) as YAML. It creates nothing. A ConfigError
+ * propagates to the root handler, which prints every issue and exits with code 2.
  */
 export function register(program: Command): void {
   program
     .command('validate-config')
     .description('Validate the config file and print the effective config (defaults applied, secrets masked).')
     .action(async (_options: unknown, command: Command) => {
-      const { config, filePath } = await loadConfig({ configPath: globalOptions(command).config });
+      const loaded = await loadConfig({ configPath: globalOptions(command).config });
+      await validateDeployment(loaded);
+      const { config, filePath } = loaded;
       process.stderr.write(`config OK: ${filePath}\n`);
       process.stdout.write(displayConfigYaml(config));
     });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { closestKey } from '../../config/closest-key.js';
+import { parseBoolean } from '../../util/boolean.js';
 
 /*
  * Field types of command inputs. A value arrives as text from CSV (every cell a string) or typed
@@ -39,18 +40,11 @@ export function id() {
   return text().refine((v) => v.trim() !== '', 'expected an id, got an empty value');
 }
 
-const TRUE = new Set(['true', 'yes', 'y', '1']);
-const FALSE = new Set(['false', 'no', 'n', '0']);
-
+/** The project's one yes/no vocabulary (src/util/boolean.ts). */
 export function bool() {
   return z.unknown().transform((value, ctx): boolean => {
-    if (typeof value === 'boolean') return value;
-    if (value === 1 || value === 0) return value === 1;
-    if (typeof value === 'string') {
-      const lowered = value.trim().toLowerCase();
-      if (TRUE.has(lowered)) return true;
-      if (FALSE.has(lowered)) return false;
-    }
+    const parsed = parseBoolean(value);
+    if (parsed !== undefined) return parsed;
     return fail(ctx, `expected true or false, got ${describeInput(value)}`, value);
   });
 }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { booleanValue } from '../../util/zod-values.js';
 import type { RecordOp } from '../../contracts/index.js';
 import type { RawRecord } from '../stream-definition.js';
 import { REMOVED_MARKER } from '../strategies/snapshot.js';
@@ -46,5 +47,5 @@ export function auditKey(record: RawRecord): string {
   return `audit-${digest.slice(0, 24)}`;
 }
 
-/** Option value from config: booleans may arrive as text through env interpolation. */
-export const booleanOption = z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]);
+/** Option value from config: booleans may arrive as text through env interpolation (words: src/util/boolean.ts). */
+export const booleanOption = booleanValue();
