@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { closestKey } from './closest-key.js';
+import { describeValue as describeAnyValue } from '../util/describe-value.js';
 
 /**
  * Turns zod issues into one plain-words line per problem, each starting with the dotted path of
@@ -40,27 +41,9 @@ export function formatPath(path: readonly PathSegment[]): string {
   return out === '' ? '(root)' : out;
 }
 
-/** `string "ten"`, `number 5`, `null`, `an array`, … — what was found, for "got …" phrases. */
+/** What was found, in the config file's (YAML) words: `string "ten"`, `number 5`, `a list`. */
 export function describeValue(value: unknown): string {
-  if (value === null) return 'null';
-  if (value === undefined) return 'nothing';
-  if (Array.isArray(value)) return 'a list';
-  switch (typeof value) {
-    case 'string':
-      return `string ${JSON.stringify(truncate(value))}`;
-    case 'number':
-    case 'boolean':
-    case 'bigint':
-      return `${typeof value} ${String(value)}`;
-    case 'object':
-      return 'a mapping';
-    default:
-      return typeof value;
-  }
-}
-
-function truncate(text: string): string {
-  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+  return describeAnyValue(value, 'yaml');
 }
 
 function formatIssue(issue: Issue, prefix: readonly string[], options: FormatIssuesOptions): string[] {

@@ -1,5 +1,6 @@
 import type { RecordBatch, SyncRecord } from '../sync/record.js';
-import { MappingError, describeValue, type RecordMappingError } from './mapping-error.js';
+import { describeValue } from '../util/describe-value.js';
+import { MappingError, type RecordMappingError } from './mapping-error.js';
 import { applyTransforms, toCell, TransformError } from './transforms.js';
 import { deleteAtSegments, getAtSegments, type CompiledPath } from './path.js';
 import type { Cell, CompiledChild, CompiledTable, StreamMapping } from './compile-mapping.js';

@@ -1,6 +1,6 @@
 import { DateTime } from 'luxon';
 import { getAtSegments } from './path.js';
-import { describeValue } from './mapping-error.js';
+import { describeValue } from '../util/describe-value.js';
 import type { Cell, CompiledTransform } from './compile-mapping.js';
 
 /** A value a transform cannot convert; the mapper adds stream, key and column to the message. */
