@@ -1,6 +1,9 @@
-import { PRE_SET_ORDER_STATUS, TYPE_OF_LOAD } from './dataset/constants.js';
+import { HOLD_VALUES, PRE_SET_ORDER_STATUS, ROUTE_TYPES, TYPE_OF_LOAD } from '../api/spec-enums.js';
 import { badRequest } from './http-error.js';
 import type { Variant } from './options.js';
+
+/** The spec's enumerations are the client's (src/api/spec-enums.ts): the simulator checks bodies with the same copy. */
+const isOneOf = (values: readonly string[], value: unknown): boolean => typeof value === 'string' && values.includes(value);
 
 /**
  * Request-body rules of §4.4.1 (create) and §4.4.2 (update), per variant. Every violation is a 400
@@ -97,7 +100,7 @@ function checkKind(field: string, kind: Kind, value: unknown, variant: Variant):
       if (typeof value !== 'string' || Number.isNaN(Date.parse(value))) throw badRequest(`${field} must be an ISO 8601 datetime`);
       return;
     case 'holdFlag':
-      if (variant === 'main' ? typeof value !== 'boolean' : value !== 'HOLD' && value !== 'RELEASED') {
+      if (variant === 'main' ? typeof value !== 'boolean' : !isOneOf(HOLD_VALUES, value)) {
         throw badRequest(variant === 'main' ? `${field} must be a boolean` : `${field} must be HOLD or RELEASED`);
       }
       return;
@@ -113,9 +116,9 @@ export function validateCreateLoad(body: Record<string, unknown>, variant: Varia
   }
   const type = body['type_of_load'];
   if (type === undefined || type === null || type === '') throw badRequest('type_of_load is required');
-  if (!(TYPE_OF_LOAD as readonly unknown[]).includes(type)) throw badRequest(`type_of_load must be one of ${TYPE_OF_LOAD.join(', ')}`);
+  if (!isOneOf(TYPE_OF_LOAD, type)) throw badRequest(`type_of_load must be one of ${TYPE_OF_LOAD.join(', ')}`);
   if (!('preSetOrderStatus' in body) || body['preSetOrderStatus'] === null) throw badRequest('preSetOrderStatus is required (it may be the empty string)');
-  if (!(PRE_SET_ORDER_STATUS as readonly unknown[]).includes(body['preSetOrderStatus'])) throw badRequest('preSetOrderStatus is not an allowed value');
+  if (!isOneOf(PRE_SET_ORDER_STATUS, body['preSetOrderStatus'])) throw badRequest('preSetOrderStatus is not an allowed value');
   const caller = body['caller'];
   if (typeof caller !== 'string' || caller === '') throw badRequest('caller is required');
   if (!customerExists(caller)) throw badRequest(`caller ${caller} is not an existing customer id`);
@@ -131,9 +134,9 @@ export function validateCreateLoad(body: Record<string, unknown>, variant: Varia
   }
   if (variant === 'main' && body['status'] !== undefined && body['status'] !== 'PENDING') throw badRequest('status must be PENDING');
   for (const f of ['freight', 'custom']) {
-    if (body[f] !== undefined && body[f] !== 'HOLD' && body[f] !== 'RELEASED') throw badRequest(`${f} must be HOLD or RELEASED`);
+    if (body[f] !== undefined && !isOneOf(HOLD_VALUES, body[f])) throw badRequest(`${f} must be HOLD or RELEASED`);
   }
-  if (body['routeType'] !== undefined && body['routeType'] !== 'Local' && body['routeType'] !== 'Highway') throw badRequest('routeType must be Local or Highway');
+  if (body['routeType'] !== undefined && !isOneOf(ROUTE_TYPES, body['routeType'])) throw badRequest('routeType must be Local or Highway');
   if (variant === 'brokerage' && type === 'ROAD') {
     for (const f of BROKERAGE_ROAD_EXCLUDED) if (f in body) throw badRequest(`${f} is not applicable to road loads`);
   }
@@ -148,7 +151,7 @@ export function validateUpdateLoad(body: Record<string, unknown>, variant: Varia
     if (!kind) throw badRequest(`${key} is not an accepted field for updating a load`);
     checkKind(key, kind, body[key], variant);
   }
-  if (body['preSetOrderStatus'] !== undefined && !(PRE_SET_ORDER_STATUS as readonly unknown[]).includes(body['preSetOrderStatus'])) {
+  if (body['preSetOrderStatus'] !== undefined && !isOneOf(PRE_SET_ORDER_STATUS, body['preSetOrderStatus'])) {
     throw badRequest('preSetOrderStatus is not an allowed value');
   }
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { ApiVariant } from '../../api/variant.js';
 import { addressDetailsSchema } from './address-details.js';
-import { HOLD_VALUES, PRE_SET_ORDER_STATUS, ROUTE_TYPES, TYPE_OF_LOAD } from './enums.js';
+import { HOLD_VALUES, PRE_SET_ORDER_STATUS, ROUTE_TYPES, TYPE_OF_LOAD } from '../../api/spec-enums.js';
 import { anyItem, bool, dateTime, id, idList, jsonArray, jsonObject, oneOf, text } from './field-values.js';
 
 /** §4.4.1 optional strings (main); brokerage drops some, see below. */

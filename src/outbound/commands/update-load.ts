@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { ApiVariant } from '../../api/variant.js';
 import { addressDetailsSchema } from './address-details.js';
-import { HOLD_VALUES, PRE_SET_ORDER_STATUS } from './enums.js';
+import { HOLD_VALUES, PRE_SET_ORDER_STATUS } from '../../api/spec-enums.js';
 import { anyItem, bool, dateTime, id, idList, jsonArray, jsonObject, oneOf, text } from './field-values.js';
 
 const UPDATE_BOOLEANS = [

@@ -1,6 +1,7 @@
 import type { CollectionQuery } from '../collection.js';
 import { API_ACTOR } from '../changes.js';
-import { DOCUMENT_EVENT_TYPES, LOAD_FLOW, UPLOAD_DOCUMENT_TYPES, BROKERAGE_STATUS_NAMES, LISTED_DOCUMENT_TYPES } from '../dataset/constants.js';
+import { UPLOAD_DOCUMENT_TYPES } from '../../api/spec-enums.js';
+import { DOCUMENT_EVENT_TYPES, LOAD_FLOW, BROKERAGE_STATUS_NAMES, LISTED_DOCUMENT_TYPES } from '../dataset/constants.js';
 import { embedCustomer } from '../dataset/customers.js';
 import {
   baseInvoiceEntryCount,
