@@ -26,10 +26,6 @@ export interface PreIssuedTokensAuth {
 
 export type ApiAuthConfig = ClientCredentialsAuth | PreIssuedTokensAuth;
 
-export function isClientCredentialsAuth(auth: ApiAuthConfig): auth is ClientCredentialsAuth {
-  return 'clientId' in auth;
-}
-
 export interface RateLimitConfig {
   requestsPerSecond: number;
   maxInFlight: number;

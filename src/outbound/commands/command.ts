@@ -40,11 +40,3 @@ export interface DocumentCommand {
 }
 
 export type OutboundCommand = CreateCommand | UpdateCommand | StatusCommand | DocumentCommand;
-
-export function isCommandKind(kind: string): kind is CommandKind {
-  return kind === 'create' || kind === 'update' || kind === 'status' || kind === 'document';
-}
-
-export function describeTarget(target: LoadTarget): string {
-  return 'referenceNumber' in target ? `load ${target.referenceNumber}` : `the load of create ${target.loadErpKey}`;
-}

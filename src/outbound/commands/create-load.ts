@@ -67,4 +67,3 @@ export function createLoadSchema(variant: ApiVariant) {
   });
 }
 
-export type CreateLoadBody = Record<string, unknown>;

@@ -32,4 +32,3 @@ export const uploadDocumentSchema = z
     }
   });
 
-export type UploadDocumentInput = z.output<typeof uploadDocumentSchema>;

@@ -46,8 +46,6 @@ export const DOCUMENT_EVENT_TYPES: Record<string, string> = {
   'Rate Con': 'document#rate_cron_added',
 };
 
-export const CUSTOMER_AUDIT_ACTIONS = ['ADD', 'UPDATE', 'REMOVE', 'DOCUMENT_UPLOAD', 'DOCUMENT_REMOVE', 'REMOVED_CSR', 'ADDED_CSR'] as const;
-
 export const CITIES = [
   ['Newark', 'NJ', '07114', 40.7357, -74.1724],
   ['Long Beach', 'CA', '90802', 33.7701, -118.1937],
