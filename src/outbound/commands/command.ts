@@ -1,5 +1,3 @@
-import type { CommandKind } from './enums.js';
-
 /**
  * The load a non-create command acts on: a reference number the API gave, or the ERP key of a
  * create command in the outbox (the command then waits for that create and uses its result).

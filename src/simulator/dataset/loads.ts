@@ -2,7 +2,6 @@ import { PRE_SET_ORDER_STATUS, TYPE_OF_LOAD } from '../../api/spec-enums.js';
 import { COLLECTION_CODES, makeId } from '../ids.js';
 import { hashInt, hashUnit } from '../prng.js';
 import {
-  BILLED_STATUSES,
   CONTAINER_OWNERS,
   FIRST_NAMES,
   LAST_NAMES,

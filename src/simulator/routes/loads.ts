@@ -18,7 +18,7 @@ import {
 } from '../dataset/loads.js';
 import { HttpError, badRequest } from '../http-error.js';
 import { validateCreateLoad, validateUpdateLoad } from '../load-validation.js';
-import { DATE_RANGES, MAIN_DATETIME_RANGES, pageParams, rangeParams } from '../paging.js';
+import { MAIN_DATETIME_RANGES, pageParams, rangeParams } from '../paging.js';
 import { parseSortObject } from '../query-params.js';
 import type { RequestContext, RouteDef, RouteResult } from '../router.js';
 import type { SimContext } from '../sim-context.js';
