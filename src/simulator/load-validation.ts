@@ -1,3 +1,4 @@
+import { BROKERAGE_ROAD_EXCLUDED, CREATE_LOAD_FIELDS, UPDATE_LOAD_FIELDS, isBrokerageCreateExcluded } from '../api/load-fields.js';
 import { HOLD_VALUES, PRE_SET_ORDER_STATUS, ROUTE_TYPES, TYPE_OF_LOAD } from '../api/spec-enums.js';
 import { badRequest } from './http-error.js';
 import type { Variant } from './options.js';
@@ -13,19 +14,10 @@ const isOneOf = (values: readonly string[], value: unknown): boolean => typeof v
 
 type Kind = 'string' | 'boolean' | 'array' | 'object' | 'datetime' | 'holdFlag';
 
-const CREATE_STRINGS = [
-  'status', 'terminal', 'temperature', 'emptyOrigin', 'chassisPick', 'freight', 'custom', 'chassisNo', 'genset', 'routeType',
-  'deliveryOrderNo', 'callerbillLandingNo', 'secondaryReferenceNo', 'doNo', 'bookingNo', 'sealNo', 'purchaseOrderNo', 'shipmentNo',
-  'containerNo', 'releaseNo', 'callerPONo', 'appointmentNo', 'returnNo', 'reservationNo', 'scac', 'containerSize', 'containerType',
-  'containerOwner', 'grayContainerNo', 'grayContainerSize', 'grayContainerType', 'grayContainerOwner', 'trailer', 'trailerType',
-  'trailerSize', 'grayChassisNo', 'grayChassisSize', 'grayChassisType', 'grayChassisOwner', 'chassisSize', 'chassisType',
-  'chassisOwner', 'driverNote', 'billingNote', 'yardNote', 'officeNote', 'tareWeight', 'containerAvailableDay', 'cutOff', 'loadTime',
-];
-const CREATE_ARRAYS = ['consignee', 'consigneeDetails', 'shipperDetails', 'customerEmployee', 'routingOrder', 'pricing', 'items', 'pickupTimes', 'deliveryTimes'];
-const CREATE_DATETIMES = ['returnFromTime', 'returnToTime', 'vessel', 'lastFreeDay', 'dischargedDate', 'outgateDate', 'emptyDay', 'freeReturnDate', 'ingateDate', 'return'];
-const CREATE_BOOLEANS = ['hazmat', 'hot', 'overWeight', 'overHeight', 'liquor', 'isGenset', 'scale'];
-const BROKERAGE_CREATE_EXCLUDED = new Set(['status', 'chassisPick', 'chassisNo', 'tareWeight', 'scale', 'driverNote', 'billingNote', 'yardNote', 'officeNote']);
-const BROKERAGE_ROAD_EXCLUDED = new Set(['liquor', 'appointmentNo', 'returnNo', 'reservationNo']);
+// The plain fields come from the spec lists production uses (src/api/load-fields.ts); the ones
+// with rules of their own are named here, with the kind this validator checks them as.
+const CREATE_STRINGS = ['status', 'freight', 'custom', 'routeType', ...CREATE_LOAD_FIELDS.strings];
+const CREATE_ARRAYS = ['consignee', 'consigneeDetails', 'shipperDetails', ...CREATE_LOAD_FIELDS.freeArrays];
 
 function createFields(variant: Variant): Map<string, Kind> {
   const fields = new Map<string, Kind>([
@@ -37,11 +29,11 @@ function createFields(variant: Variant): Map<string, Kind> {
   ]);
   for (const f of CREATE_STRINGS) fields.set(f, 'string');
   for (const f of CREATE_ARRAYS) fields.set(f, 'array');
-  for (const f of CREATE_DATETIMES) fields.set(f, 'datetime');
-  for (const f of CREATE_BOOLEANS) fields.set(f, 'boolean');
+  for (const f of CREATE_LOAD_FIELDS.dateTimes) fields.set(f, 'datetime');
+  for (const f of CREATE_LOAD_FIELDS.booleans) fields.set(f, 'boolean');
   if (variant === 'brokerage') {
     for (const f of [...fields.keys()]) {
-      if (BROKERAGE_CREATE_EXCLUDED.has(f) || /^(chassis|grayChassis)/.test(f)) fields.delete(f);
+      if (isBrokerageCreateExcluded(f)) fields.delete(f);
     }
     fields.set('instructionNote', 'string');
     fields.set('carrierHold', 'boolean');
@@ -50,29 +42,20 @@ function createFields(variant: Variant): Map<string, Kind> {
   return fields;
 }
 
-const UPDATE_BOOLEANS = ['hazmat', 'hot', 'isHot', 'carrierHold', 'brokerHold', 'overWeight', 'isEdi', 'isContainerConfirm', 'isChassisConfirm', 'isReUse', 'isPrePullCharge', 'isNextContainerNeedToPickup', 'scale'];
-const UPDATE_IDS = ['caller', 'emptyOrigin', 'terminal'];
-const UPDATE_ARRAYS = ['shipper', 'consignee', 'consigneeDetails', 'shipperDetails', 'pickupTimes', 'deliveryTimes', 'pricing', 'items'];
-const UPDATE_DATES = ['vessel', 'emptyDay', 'freeReturnDate', 'lastFreeDay', 'returnFromTime', 'returnToTime', 'loadAssignedDate'];
-const UPDATE_STRINGS = [
-  'returnNo', 'chassisId', 'chassisType', 'temperature', 'chassisSize', 'chassisOwner', 'liquor', 'routeType', 'scac', 'billingNote', 'notes',
-  'driverNote', 'yardNote', 'officeNote', 'bookingNo', 'callerPONo', 'callerbillLandingNo', 'deliveryOrderNo', 'DoNo', 'purchaseOrderNo',
-  'releaseNo', 'sealNo', 'shipmentNo', 'secondaryReferenceNo', 'chassisNumber', 'trailer', 'trailerType', 'trailerSize', 'otherReference',
-  'chassisPick', 'chassisTermination', 'loadTime', 'containerAvailableDay', 'cutOff', 'return', 'pickupFromTime', 'pickupToTime',
-  'deliveryFromTime', 'deliveryToTime', 'pickupNo', 'sealBookingNo', 'shipperBookingNo', 'callerBookingNo', 'containerNo', 'containerSize',
-  'containerType', 'containerOwner', 'chassisNo', 'genset', 'preSetOrderStatus', 'approvedDate', 'appointmentNo', 'reservationNo',
-  'grayChassisId', 'grayContainerNo', 'grayContainerSize', 'grayContainerType', 'grayContainerOwner', 'grayChassisNo', 'grayChassisSize',
-  'grayChassisType', 'grayChassisOwner', 'tareWeight',
-];
+// Known gap, kept as it was: §4.4.2 also lists emptyOriginDetails, which outbound may send and this
+// validator rejects as unknown (left for the simulator/outbound cross-check).
+const UPDATE_ARRAYS = ['shipper', 'consignee', 'consigneeDetails', 'shipperDetails', ...UPDATE_LOAD_FIELDS.freeArrays];
+// preSetOrderStatus is a string here and checked against the enum in validateUpdateLoad.
+const UPDATE_STRINGS = [...UPDATE_LOAD_FIELDS.strings, 'preSetOrderStatus'];
 
 function updateFields(variant: Variant): Map<string, Kind> {
   const fields = new Map<string, Kind>();
-  for (const f of UPDATE_BOOLEANS) fields.set(f, 'boolean');
+  for (const f of UPDATE_LOAD_FIELDS.booleans) fields.set(f, 'boolean');
   fields.set('custom', 'holdFlag');
   fields.set('freight', 'holdFlag');
-  for (const f of UPDATE_IDS) fields.set(f, 'string');
+  for (const f of UPDATE_LOAD_FIELDS.ids) fields.set(f, 'string');
   for (const f of UPDATE_ARRAYS) fields.set(f, 'array');
-  for (const f of UPDATE_DATES) fields.set(f, 'datetime');
+  for (const f of UPDATE_LOAD_FIELDS.dates) fields.set(f, 'datetime');
   for (const f of UPDATE_STRINGS) fields.set(f, 'string');
   if (variant === 'brokerage') {
     fields.set('dischargedDate', 'datetime');
