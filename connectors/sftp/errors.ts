@@ -50,7 +50,3 @@ export function isHostKeyMismatchError(error: unknown): error is HostKeyMismatch
 export function isSftpAuthError(error: unknown): error is SftpAuthError {
   return error instanceof SftpAuthError;
 }
-
-export function isSftpConnectionError(error: unknown): error is SftpConnectionError {
-  return error instanceof SftpConnectionError;
-}

@@ -2,6 +2,7 @@ import SftpClient from 'ssh2-sftp-client';
 import type { ConnectConfig, SFTPWrapper } from 'ssh2';
 import type { ContractLogger as Logger } from '../../src/contracts/index.js';
 import { sleep, throwIfAborted } from '../../src/util/abort.js';
+import { backoffDelay } from '../../src/util/backoff.js';
 import { describeError } from '../../src/util/errors.js';
 import { HostKeyMismatchError, SftpAuthError, SftpConnectionError, isHostKeyMismatchError, isSftpAuthError } from './errors.js';
 import { fingerprintsEqual, sha256Fingerprint } from './host-key.js';
@@ -112,9 +113,8 @@ export class SftpSession {
 
   private backoff(attempt: number): number {
     const { baseDelay, maxDelay } = this.settings.reconnect;
-    const ceiling = Math.min(maxDelay, baseDelay * 2 ** attempt);
     // Full jitter keeps many daemons from reconnecting in lockstep after a server restart.
-    return Math.round(ceiling / 2 + Math.random() * (ceiling / 2));
+    return backoffDelay({ attempt, baseMs: baseDelay, maxMs: maxDelay });
   }
 
   private async connectWithRetry(signal?: AbortSignal): Promise<Connection> {

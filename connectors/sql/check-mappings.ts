@@ -1,5 +1,4 @@
 import type { ConnectorCheckContext, ConnectorIssue } from '../../src/contracts/index.js';
-import { isStreamMapping, parseMapping } from '../../src/mapping/index.js';
 import { SqlIdentifierError } from './identifiers.js';
 import type { SqlOptions } from './options.js';
 import { planStream, SqlMappingError } from './table-plan.js';
@@ -12,9 +11,9 @@ import { planStream, SqlMappingError } from './table-plan.js';
 export function checkSqlMappings(options: SqlOptions, context: ConnectorCheckContext): ConnectorIssue[] {
   const settings = { dialect: options.dialect, tablePrefix: options.tablePrefix, textLength: options.textLength };
   const issues: ConnectorIssue[] = [];
-  for (const [stream, value] of context.mappings) {
+  for (const [stream, mapping] of context.mappings) {
     try {
-      planStream(isStreamMapping(value) ? value : parseMapping(stream, value), settings);
+      planStream(mapping, settings);
     } catch (error) {
       if (!(error instanceof SqlMappingError || error instanceof SqlIdentifierError)) throw error;
       issues.push({ path: ['mappings', stream], message: `${error.message} (dialect ${options.dialect})` });

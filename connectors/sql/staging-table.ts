@@ -1,12 +1,5 @@
 import { autoIncrementId, type SpecColumn, type TableSpec } from './table-spec.js';
 
-/** Lifecycle of a staging row; the ERP inserts `new`, the daemon moves it on. */
-export const STAGING_STATUSES = ['new', 'claimed', 'queued', 'done', 'failed'] as const;
-export type StagingStatus = (typeof STAGING_STATUSES)[number];
-
-/** What the ERP may put in `kind`; the outbound side validates the payload per kind. */
-export const STAGING_KINDS = ['create_load', 'update_load', 'change_status', 'upload_document'] as const;
-
 const timestamp = (name: string, extra: Partial<SpecColumn> = {}): SpecColumn => ({
   name,
   type: { default: 'datetime(3)', postgres: 'timestamptz', sqlite: 'text', mssql: 'datetimeoffset(3)' },
@@ -29,6 +22,7 @@ export function stagingTableSpec(name: string, textLength: number): TableSpec {
       { name: 'kind', type: { default: 'varchar(40)', postgres: 'text', sqlite: 'text', mssql: 'nvarchar(40)' }, notNull: true },
       { name: 'payload', type: long },
       {
+        // Lifecycle: the ERP inserts `new`; the daemon moves it to claimed, queued, then done or failed.
         name: 'status',
         type: { default: 'varchar(16)', postgres: 'text', sqlite: 'text', mssql: 'nvarchar(16)' },
         notNull: true,
@@ -54,6 +48,3 @@ export function stagingTableSpec(name: string, textLength: number): TableSpec {
     indexes: [{ suffix: 'status', columns: ['status', 'id'] }],
   };
 }
-
-/** Columns the daemon reads and writes; an existing staging table must have them all. */
-export const STAGING_REQUIRED_COLUMNS = ['id', 'erp_key', 'kind', 'payload', 'status', 'claim_token', 'reference_number', 'load_id', 'error', 'outbox_id', 'created_at', 'claimed_at', 'finished_at'];

@@ -112,12 +112,3 @@ export class ApiRetriesExhaustedError extends FreightSyncError {
 export function isApiError(error: unknown): error is ApiError {
   return error instanceof ApiError;
 }
-export function isApiNetworkError(error: unknown): error is ApiNetworkError {
-  return error instanceof ApiNetworkError;
-}
-export function isApiResponseError(error: unknown): error is ApiResponseError {
-  return error instanceof ApiResponseError;
-}
-export function isApiAuthError(error: unknown): error is ApiAuthError {
-  return error instanceof ApiAuthError;
-}

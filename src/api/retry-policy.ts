@@ -1,3 +1,4 @@
+import { backoffDelay } from '../util/backoff.js';
 import { ApiError, ApiNetworkError, ApiResponseError } from './errors.js';
 
 export interface RetryOptions {
@@ -38,7 +39,8 @@ export function decideRetry(
   options: RetryOptions,
   random: () => number = Math.random,
 ): RetryDecision {
-  const backoff = () => fullJitter(attempt, options, random);
+  // `attempt` counts from 1 here, so the first retry waits at most baseDelayMs.
+  const backoff = () => backoffDelay({ attempt: attempt - 1, baseMs: options.baseDelayMs, maxMs: options.maxDelayMs, random });
   if (error instanceof ApiError) {
     if (error.status === 429) {
       const delayMs = error.retryAfterMs !== undefined ? Math.min(error.retryAfterMs, options.maxDelayMs * 2) : backoff();
@@ -60,12 +62,6 @@ export function decideRetry(
     return { retry: false };
   }
   return { retry: false };
-}
-
-/** AWS "full jitter": uniform in [0, min(cap, base · 2^attempt)]; attempt counts from 1. */
-export function fullJitter(attempt: number, options: RetryOptions, random: () => number = Math.random): number {
-  const exponential = options.baseDelayMs * 2 ** Math.max(0, attempt - 1);
-  return Math.round(random() * Math.min(options.maxDelayMs, exponential));
 }
 
 /** `Retry-After` is either delay-seconds or an HTTP date (RFC 9110 §10.2.3). */

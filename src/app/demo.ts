@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { demoConfig, DEMO_CONNECTOR } from '../config/defaults.js';
+import { demoConfig, DEMO_CONNECTOR } from './demo-config.js';
 import { startSimulator, type SimulatorHandle } from '../simulator/index.js';
 import type { StreamRunSummary } from '../sync/stream-runner.js';
 import type { Logger } from '../util/logger.js';

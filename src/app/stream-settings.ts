@@ -1,4 +1,5 @@
 import { maxPageSize } from '../api/page-size.js';
+import { STREAM_NAMES } from '../config/stream-names.js';
 import type { FreightSyncConfig, StreamConfig } from '../config/types.js';
 import { formatZodIssues } from '../config/format-issues.js';
 import { ConfigError } from '../util/errors.js';
@@ -35,7 +36,9 @@ export function checkStreams(config: FreightSyncConfig, only?: readonly string[]
       if (!config.sync.streams[name as StreamName]) issues.push(`--stream ${name}: not configured under sync.streams`);
     }
   }
-  for (const [name, settings] of Object.entries(config.sync.streams) as Array<[StreamName, StreamConfig | undefined]>) {
+  // In run order (config/stream-names.ts), whatever order the config file lists them in.
+  for (const name of STREAM_NAMES) {
+    const settings = config.sync.streams[name];
     if (!settings || !settings.enabled) continue;
     if (only && !only.includes(name)) continue;
     const at = `sync.streams.${name}`;

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
-import { describeValue } from '../util/describe-value.js';
 import { closestKey } from './closest-key.js';
+import { describeValue as describeAnyValue } from '../util/describe-value.js';
 
 /**
  * Turns zod issues into one plain-words line per problem, each starting with the dotted path of
@@ -41,8 +41,10 @@ export function formatPath(path: readonly PathSegment[]): string {
   return out === '' ? '(root)' : out;
 }
 
-// Shared with src/util/zod-values.ts, which connectors use too; re-exported for config callers.
-export { describeValue };
+/** What was found, in the config file's (YAML) words: `string "ten"`, `number 5`, `a list`. */
+export function describeValue(value: unknown): string {
+  return describeAnyValue(value, 'yaml');
+}
 
 function formatIssue(issue: Issue, prefix: readonly string[], options: FormatIssuesOptions): string[] {
   const path = [...prefix, ...issue.path];

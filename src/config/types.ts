@@ -6,23 +6,8 @@
 import type { ApiVariant } from '../api/variant.js';
 export { API_VARIANTS, type ApiVariant } from '../api/variant.js';
 
-export const STREAM_NAMES = [
-  'loads',
-  'invoices',
-  'bills',
-  'supportMoves',
-  'loadAudits',
-  'customerAudits',
-  'customers',
-  'consignees',
-  'webhookEvents',
-  'chargeCodes',
-  'loadDocumentTypes',
-  // Push-only streams fed by the webhook receiver (src/webhooks); they are never polled.
-  'events',
-  'loadDocuments',
-] as const;
-export type StreamName = (typeof STREAM_NAMES)[number];
+import type { StreamName } from './stream-names.js';
+export { STREAM_NAMES, isStreamName, type StreamName } from './stream-names.js';
 
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -40,10 +25,6 @@ export interface PreIssuedTokensAuth {
 }
 
 export type ApiAuthConfig = ClientCredentialsAuth | PreIssuedTokensAuth;
-
-export function isClientCredentialsAuth(auth: ApiAuthConfig): auth is ClientCredentialsAuth {
-  return 'clientId' in auth;
-}
 
 export interface RateLimitConfig {
   requestsPerSecond: number;

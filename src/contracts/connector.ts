@@ -35,8 +35,8 @@ export interface ConnectorCapabilities {
 
 export interface ConnectorCheckContext {
   readonly baseDir: string;
-  /** Mapping of each stream this connector receives, as in ConnectorContext. */
-  readonly mappings: ReadonlyMap<string, unknown>;
+  /** The compiled mapping of each stream this connector receives (as in `ConnectorContext`). */
+  readonly mappings: ReadonlyMap<string, StreamMapping>;
 }
 
 /** One problem, at `connectors.<name>.<path…>`. */

@@ -2,14 +2,9 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { STREAM_NAMES, type StreamName } from '../config/types.js';
-
 /** Every stream the daemon syncs; each has a default mapping in `config/mappings/<stream>.yaml`. */
-export { STREAM_NAMES, type StreamName };
-
-export function isStreamName(name: string): name is StreamName {
-  return (STREAM_NAMES as readonly string[]).includes(name);
-}
+import type { StreamName } from '../config/stream-names.js';
+export { STREAM_NAMES, isStreamName, type StreamName } from '../config/stream-names.js';
 
 let packageRoot: string | undefined;
 

@@ -1,6 +1,7 @@
 import type { RecordBatch, SyncRecord } from '../contracts/index.js';
 import type { MappedBatch, MappedTable, MapOptions as MapBatchOptions, MapResult as MapBatchResult, Row } from '../contracts/mapping.js';
-import { MappingError, describeValue, type RecordMappingError } from './mapping-error.js';
+import { describeValue } from '../util/describe-value.js';
+import { MappingError, type RecordMappingError } from './mapping-error.js';
 import { applyTransforms, toCell, TransformError } from './transforms.js';
 import { deleteAtSegments, getAtSegments, type CompiledPath } from './path.js';
 import type { Cell, CompiledChild, CompiledTable, StreamMapping } from './compile-mapping.js';

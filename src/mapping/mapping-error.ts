@@ -31,18 +31,3 @@ export type { RecordMappingError } from '../contracts/mapping.js';
 export function isMappingError(error: unknown): error is MappingError {
   return error instanceof MappingError;
 }
-
-/** Short, bounded rendering of a value for error messages. */
-export function describeValue(value: unknown): string {
-  let text: string;
-  if (value === undefined) text = 'undefined';
-  else if (typeof value === 'string') text = JSON.stringify(value);
-  else {
-    try {
-      text = JSON.stringify(value) ?? String(value);
-    } catch {
-      text = String(value);
-    }
-  }
-  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
-}

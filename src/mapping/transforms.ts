@@ -1,7 +1,7 @@
 import { DateTime } from 'luxon';
 import { BOOLEAN_WORDS, parseBoolean } from '../util/boolean.js';
 import { getAtSegments } from './path.js';
-import { describeValue } from './mapping-error.js';
+import { describeValue } from '../util/describe-value.js';
 import type { Cell, CompiledTransform } from './compile-mapping.js';
 
 /** A value a transform cannot convert; the mapper adds stream, key and column to the message. */

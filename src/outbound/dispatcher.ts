@@ -1,8 +1,8 @@
 import { isAbortError, sleep } from '../util/abort.js';
 import { FailureBudget } from '../util/supervised-loop.js';
+import { backoffDelay } from '../util/backoff.js';
 import { describeError } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
-import { backoffDelay } from './backoff.js';
 import type { CommandRunner, StepOutcome } from './command-runner.js';
 import type { OutboxStore } from '../state/stores/outbox-store.js';
 
@@ -213,16 +213,21 @@ export class Dispatcher {
         return;
       case 'reconcile':
         // An ambiguous outcome is always looked up, even after the last attempt: never left unknown.
-        await this.outbox.markWaiting(id, 'reconciling', outcome.error, new Date(now + Math.max(this.settings.reconcileDelay, row.state === 'reconciling' ? backoffDelay(row.attempts, this.settings.backoff.base, this.settings.backoff.max) : 0)));
+        await this.outbox.markWaiting(id, 'reconciling', outcome.error, new Date(now + Math.max(this.settings.reconcileDelay, row.state === 'reconciling' ? this.retryDelay(row.attempts) : 0)));
         return;
       case 'retry':
         if (row.attempts >= this.settings.maxAttempts) {
           await this.kill(id, `gave up after ${row.attempts} attempts: ${outcome.error}`);
           return;
         }
-        await this.outbox.markWaiting(id, 'retry', outcome.error, new Date(now + backoffDelay(row.attempts, this.settings.backoff.base, this.settings.backoff.max)));
+        await this.outbox.markWaiting(id, 'retry', outcome.error, new Date(now + this.retryDelay(row.attempts)));
         return;
     }
+  }
+
+  /** `attempts` counts the attempts made so far (at least 1), so the first retry waits at most `backoff.base`. */
+  private retryDelay(attempts: number): number {
+    return backoffDelay({ attempt: attempts - 1, baseMs: this.settings.backoff.base, maxMs: this.settings.backoff.max });
   }
 
   private async kill(id: number, error: string): Promise<void> {

@@ -13,7 +13,3 @@ export class OutboxCommandError extends FreightSyncError {
     super('OUTBOX_COMMAND', message);
   }
 }
-
-export function isOutboxBusyError(error: unknown): error is OutboxBusyError {
-  return error instanceof OutboxBusyError;
-}

@@ -12,10 +12,6 @@ export class ConnectorModuleError extends FreightSyncError {
   }
 }
 
-export function isConnectorModuleError(error: unknown): error is ConnectorModuleError {
-  return error instanceof ConnectorModuleError;
-}
-
 /** Why `value` is not a `ConnectorFactory`, or undefined when it is one. */
 export function connectorFactoryProblem(value: unknown): string | undefined {
   if (typeof value !== 'object' || value === null) return `expected an object, got ${value === null ? 'null' : typeof value}`;

@@ -15,10 +15,6 @@ export function builtInConnectorNames(): string[] {
   return Object.keys(BUILT_INS).sort();
 }
 
-export function isBuiltInConnector(name: string): boolean {
-  return Object.hasOwn(BUILT_INS, name);
-}
-
 /** The factory of a built-in connector, or undefined when `name` is not one. */
 export async function getBuiltInConnector(name: string): Promise<ConnectorFactory<unknown> | undefined> {
   const load = Object.hasOwn(BUILT_INS, name) ? BUILT_INS[name] : undefined;

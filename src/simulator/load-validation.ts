@@ -1,6 +1,10 @@
-import { PRE_SET_ORDER_STATUS, TYPE_OF_LOAD } from './dataset/constants.js';
+import { BROKERAGE_ROAD_EXCLUDED, CREATE_LOAD_FIELDS, UPDATE_LOAD_FIELDS, isBrokerageCreateExcluded } from '../api/load-fields.js';
+import { HOLD_VALUES, PRE_SET_ORDER_STATUS, ROUTE_TYPES, TYPE_OF_LOAD } from '../api/spec-enums.js';
 import { badRequest } from './http-error.js';
 import type { Variant } from './options.js';
+
+/** The spec's enumerations are the client's (src/api/spec-enums.ts): the simulator checks bodies with the same copy. */
+const isOneOf = (values: readonly string[], value: unknown): boolean => typeof value === 'string' && values.includes(value);
 
 /**
  * Request-body rules of §4.4.1 (create) and §4.4.2 (update), per variant. Every violation is a 400
@@ -10,19 +14,10 @@ import type { Variant } from './options.js';
 
 export type Kind = 'string' | 'boolean' | 'array' | 'object' | 'datetime' | 'holdFlag';
 
-const CREATE_STRINGS = [
-  'status', 'terminal', 'temperature', 'emptyOrigin', 'chassisPick', 'freight', 'custom', 'chassisNo', 'genset', 'routeType',
-  'deliveryOrderNo', 'callerbillLandingNo', 'secondaryReferenceNo', 'doNo', 'bookingNo', 'sealNo', 'purchaseOrderNo', 'shipmentNo',
-  'containerNo', 'releaseNo', 'callerPONo', 'appointmentNo', 'returnNo', 'reservationNo', 'scac', 'containerSize', 'containerType',
-  'containerOwner', 'grayContainerNo', 'grayContainerSize', 'grayContainerType', 'grayContainerOwner', 'trailer', 'trailerType',
-  'trailerSize', 'grayChassisNo', 'grayChassisSize', 'grayChassisType', 'grayChassisOwner', 'chassisSize', 'chassisType',
-  'chassisOwner', 'driverNote', 'billingNote', 'yardNote', 'officeNote', 'tareWeight', 'containerAvailableDay', 'cutOff', 'loadTime',
-];
-const CREATE_ARRAYS = ['consignee', 'consigneeDetails', 'shipperDetails', 'customerEmployee', 'routingOrder', 'pricing', 'items', 'pickupTimes', 'deliveryTimes'];
-const CREATE_DATETIMES = ['returnFromTime', 'returnToTime', 'vessel', 'lastFreeDay', 'dischargedDate', 'outgateDate', 'emptyDay', 'freeReturnDate', 'ingateDate', 'return'];
-const CREATE_BOOLEANS = ['hazmat', 'hot', 'overWeight', 'overHeight', 'liquor', 'isGenset', 'scale'];
-const BROKERAGE_CREATE_EXCLUDED = new Set(['status', 'chassisPick', 'chassisNo', 'tareWeight', 'scale', 'driverNote', 'billingNote', 'yardNote', 'officeNote']);
-const BROKERAGE_ROAD_EXCLUDED = new Set(['liquor', 'appointmentNo', 'returnNo', 'reservationNo']);
+// The plain fields come from the spec lists production uses (src/api/load-fields.ts); the ones
+// with rules of their own are named here, with the kind this validator checks them as.
+const CREATE_STRINGS = ['status', 'freight', 'custom', 'routeType', ...CREATE_LOAD_FIELDS.strings];
+const CREATE_ARRAYS = ['consignee', 'consigneeDetails', 'shipperDetails', ...CREATE_LOAD_FIELDS.freeArrays];
 
 /** Accepted create-load fields and their kinds (exported for the spec cross-check test). */
 export function createFields(variant: Variant): Map<string, Kind> {
@@ -35,11 +30,11 @@ export function createFields(variant: Variant): Map<string, Kind> {
   ]);
   for (const f of CREATE_STRINGS) fields.set(f, 'string');
   for (const f of CREATE_ARRAYS) fields.set(f, 'array');
-  for (const f of CREATE_DATETIMES) fields.set(f, 'datetime');
-  for (const f of CREATE_BOOLEANS) fields.set(f, 'boolean');
+  for (const f of CREATE_LOAD_FIELDS.dateTimes) fields.set(f, 'datetime');
+  for (const f of CREATE_LOAD_FIELDS.booleans) fields.set(f, 'boolean');
   if (variant === 'brokerage') {
     for (const f of [...fields.keys()]) {
-      if (BROKERAGE_CREATE_EXCLUDED.has(f) || /^(chassis|grayChassis)/.test(f)) fields.delete(f);
+      if (isBrokerageCreateExcluded(f)) fields.delete(f);
     }
     fields.set('instructionNote', 'string');
     fields.set('carrierHold', 'boolean');
@@ -48,30 +43,21 @@ export function createFields(variant: Variant): Map<string, Kind> {
   return fields;
 }
 
-const UPDATE_BOOLEANS = ['hazmat', 'hot', 'isHot', 'carrierHold', 'brokerHold', 'overWeight', 'isEdi', 'isContainerConfirm', 'isChassisConfirm', 'isReUse', 'isPrePullCharge', 'isNextContainerNeedToPickup', 'scale'];
-const UPDATE_IDS = ['caller', 'emptyOrigin', 'terminal'];
-const UPDATE_ARRAYS = ['shipper', 'consignee', 'consigneeDetails', 'shipperDetails', 'pickupTimes', 'deliveryTimes', 'pricing', 'items'];
-const UPDATE_DATES = ['vessel', 'emptyDay', 'freeReturnDate', 'lastFreeDay', 'returnFromTime', 'returnToTime', 'loadAssignedDate'];
-const UPDATE_STRINGS = [
-  'returnNo', 'chassisId', 'chassisType', 'temperature', 'chassisSize', 'chassisOwner', 'liquor', 'routeType', 'scac', 'billingNote', 'notes',
-  'driverNote', 'yardNote', 'officeNote', 'bookingNo', 'callerPONo', 'callerbillLandingNo', 'deliveryOrderNo', 'DoNo', 'purchaseOrderNo',
-  'releaseNo', 'sealNo', 'shipmentNo', 'secondaryReferenceNo', 'chassisNumber', 'trailer', 'trailerType', 'trailerSize', 'otherReference',
-  'chassisPick', 'chassisTermination', 'loadTime', 'containerAvailableDay', 'cutOff', 'return', 'pickupFromTime', 'pickupToTime',
-  'deliveryFromTime', 'deliveryToTime', 'pickupNo', 'sealBookingNo', 'shipperBookingNo', 'callerBookingNo', 'containerNo', 'containerSize',
-  'containerType', 'containerOwner', 'chassisNo', 'genset', 'preSetOrderStatus', 'approvedDate', 'appointmentNo', 'reservationNo',
-  'grayChassisId', 'grayContainerNo', 'grayContainerSize', 'grayContainerType', 'grayContainerOwner', 'grayChassisNo', 'grayChassisSize',
-  'grayChassisType', 'grayChassisOwner', 'tareWeight',
-];
+// Known gap, kept as it was: §4.4.2 also lists emptyOriginDetails, which outbound may send and this
+// validator rejects as unknown (left for the simulator/outbound cross-check).
+const UPDATE_ARRAYS = ['shipper', 'consignee', 'consigneeDetails', 'shipperDetails', ...UPDATE_LOAD_FIELDS.freeArrays];
+// preSetOrderStatus is a string here and checked against the enum in validateUpdateLoad.
+const UPDATE_STRINGS = [...UPDATE_LOAD_FIELDS.strings, 'preSetOrderStatus'];
 
 /** Accepted update-load fields and their kinds (exported for the spec cross-check test). */
 export function updateFields(variant: Variant): Map<string, Kind> {
   const fields = new Map<string, Kind>();
-  for (const f of UPDATE_BOOLEANS) fields.set(f, 'boolean');
+  for (const f of UPDATE_LOAD_FIELDS.booleans) fields.set(f, 'boolean');
   fields.set('custom', 'holdFlag');
   fields.set('freight', 'holdFlag');
-  for (const f of UPDATE_IDS) fields.set(f, 'string');
+  for (const f of UPDATE_LOAD_FIELDS.ids) fields.set(f, 'string');
   for (const f of UPDATE_ARRAYS) fields.set(f, 'array');
-  for (const f of UPDATE_DATES) fields.set(f, 'datetime');
+  for (const f of UPDATE_LOAD_FIELDS.dates) fields.set(f, 'datetime');
   for (const f of UPDATE_STRINGS) fields.set(f, 'string');
   if (variant === 'brokerage') {
     fields.set('dischargedDate', 'datetime');
@@ -99,7 +85,7 @@ function checkKind(field: string, kind: Kind, value: unknown, variant: Variant):
       if (typeof value !== 'string' || Number.isNaN(Date.parse(value))) throw badRequest(`${field} must be an ISO 8601 datetime`);
       return;
     case 'holdFlag':
-      if (variant === 'main' ? typeof value !== 'boolean' : value !== 'HOLD' && value !== 'RELEASED') {
+      if (variant === 'main' ? typeof value !== 'boolean' : !isOneOf(HOLD_VALUES, value)) {
         throw badRequest(variant === 'main' ? `${field} must be a boolean` : `${field} must be HOLD or RELEASED`);
       }
       return;
@@ -115,9 +101,9 @@ export function validateCreateLoad(body: Record<string, unknown>, variant: Varia
   }
   const type = body['type_of_load'];
   if (type === undefined || type === null || type === '') throw badRequest('type_of_load is required');
-  if (!(TYPE_OF_LOAD as readonly unknown[]).includes(type)) throw badRequest(`type_of_load must be one of ${TYPE_OF_LOAD.join(', ')}`);
+  if (!isOneOf(TYPE_OF_LOAD, type)) throw badRequest(`type_of_load must be one of ${TYPE_OF_LOAD.join(', ')}`);
   if (!('preSetOrderStatus' in body) || body['preSetOrderStatus'] === null) throw badRequest('preSetOrderStatus is required (it may be the empty string)');
-  if (!(PRE_SET_ORDER_STATUS as readonly unknown[]).includes(body['preSetOrderStatus'])) throw badRequest('preSetOrderStatus is not an allowed value');
+  if (!isOneOf(PRE_SET_ORDER_STATUS, body['preSetOrderStatus'])) throw badRequest('preSetOrderStatus is not an allowed value');
   const caller = body['caller'];
   if (typeof caller !== 'string' || caller === '') throw badRequest('caller is required');
   if (!customerExists(caller)) throw badRequest(`caller ${caller} is not an existing customer id`);
@@ -133,9 +119,9 @@ export function validateCreateLoad(body: Record<string, unknown>, variant: Varia
   }
   if (variant === 'main' && body['status'] !== undefined && body['status'] !== 'PENDING') throw badRequest('status must be PENDING');
   for (const f of ['freight', 'custom']) {
-    if (body[f] !== undefined && body[f] !== 'HOLD' && body[f] !== 'RELEASED') throw badRequest(`${f} must be HOLD or RELEASED`);
+    if (body[f] !== undefined && !isOneOf(HOLD_VALUES, body[f])) throw badRequest(`${f} must be HOLD or RELEASED`);
   }
-  if (body['routeType'] !== undefined && body['routeType'] !== 'Local' && body['routeType'] !== 'Highway') throw badRequest('routeType must be Local or Highway');
+  if (body['routeType'] !== undefined && !isOneOf(ROUTE_TYPES, body['routeType'])) throw badRequest('routeType must be Local or Highway');
   if (variant === 'brokerage' && type === 'ROAD') {
     for (const f of BROKERAGE_ROAD_EXCLUDED) if (f in body) throw badRequest(`${f} is not applicable to road loads`);
   }
@@ -150,7 +136,7 @@ export function validateUpdateLoad(body: Record<string, unknown>, variant: Varia
     if (!kind) throw badRequest(`${key} is not an accepted field for updating a load`);
     checkKind(key, kind, body[key], variant);
   }
-  if (body['preSetOrderStatus'] !== undefined && !(PRE_SET_ORDER_STATUS as readonly unknown[]).includes(body['preSetOrderStatus'])) {
+  if (body['preSetOrderStatus'] !== undefined && !isOneOf(PRE_SET_ORDER_STATUS, body['preSetOrderStatus'])) {
     throw badRequest('preSetOrderStatus is not an allowed value');
   }
 }

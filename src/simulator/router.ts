@@ -54,7 +54,7 @@ export type MatchResult =
 export class Router {
   private readonly routes: CompiledRoute[] = [];
 
-  constructor(defs: RouteDef[], private readonly variant: Variant) {
+  constructor(defs: RouteDef[], variant: Variant) {
     for (const def of defs) {
       if (def.variants && !def.variants.includes(variant)) continue;
       this.routes.push({ def, segments: splitPath(def.pattern) });

@@ -25,13 +25,6 @@ export function insertSortedNum(array: number[], value: number): boolean {
   return true;
 }
 
-export function removeSortedNum(array: number[], value: number): boolean {
-  const at = lowerBoundNum(array, value);
-  if (array[at] !== value) return false;
-  array.splice(at, 1);
-  return true;
-}
-
 export function compareStrings(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -6,7 +6,3 @@ export class StateError extends FreightSyncError {
     super(code, message, options);
   }
 }
-
-export function isStateError(error: unknown): error is StateError {
-  return error instanceof StateError;
-}

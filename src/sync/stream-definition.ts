@@ -7,8 +7,8 @@ import type { Logger } from '../util/logger.js';
 import type { RecordOp } from '../contracts/index.js';
 import type { SyncSideStore } from '../state/stores/sync-side-store.js';
 
-import type { StreamName } from '../config/types.js';
-export { STREAM_NAMES, type StreamName } from '../config/types.js';
+import type { StreamName } from '../config/stream-names.js';
+export type { StreamName } from '../config/stream-names.js';
 
 /** What a run of a stream covers. */
 export interface RunPlan {

@@ -30,10 +30,6 @@ export class UsageError extends FreightSyncError {
   }
 }
 
-export function isFreightSyncError(error: unknown): error is FreightSyncError {
-  return error instanceof FreightSyncError;
-}
-
 export function isConfigError(error: unknown): error is ConfigError {
   return error instanceof ConfigError;
 }

@@ -28,7 +28,7 @@ export function isoDuration() {
       });
       return z.NEVER;
     }
-    requiredOr(ctx, value, `expected an ISO 8601 duration such as PT30S, got ${describeValue(value)}`);
+    requiredOr(ctx, value, `expected an ISO 8601 duration such as PT30S, got ${describeValue(value, 'yaml')}`);
     return z.NEVER;
   });
 }
@@ -54,7 +54,7 @@ export function booleanValue() {
   return z.unknown().transform((value, ctx): boolean => {
     const parsed = parseBoolean(value);
     if (parsed !== undefined) return parsed;
-    requiredOr(ctx, value, `expected ${BOOLEAN_WORDS}, got ${describeValue(value)}`);
+    requiredOr(ctx, value, `expected ${BOOLEAN_WORDS}, got ${describeValue(value, 'yaml')}`);
     return z.NEVER;
   });
 }

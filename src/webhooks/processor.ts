@@ -2,6 +2,7 @@ import pLimit from 'p-limit';
 import type { ApiClient } from '../api/api-client.js';
 import type { OpsMetrics } from '../ops/metrics.js';
 import { isAbortError } from '../util/abort.js';
+import { backoffDelay } from '../util/backoff.js';
 import { describeError } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
 import { deliverBatch, type NamedSink, type StreamRunDeps } from '../sync/stream-runner.js';
@@ -212,7 +213,7 @@ export class WebhookProcessor {
     for (const row of rows) {
       const error = errors.get(row.id);
       if (error === undefined) continue;
-      const delay = Math.min(MAX_RETRY_DELAY_MS, 1_000 * 2 ** row.attempts) * (0.75 + Math.random() * 0.5);
+      const delay = backoffDelay({ attempt: row.attempts, baseMs: 1_000, maxMs: MAX_RETRY_DELAY_MS });
       const state = await this.inbox.markFailed(row, error, new Date(now.getTime() + delay).toISOString(), this.options.maxAttempts);
       this.deps.metrics.webhookEventsProcessed.inc({ family: family.get(row.id) ?? 'unknown', outcome: state === 'failed' ? 'failed' : 'retry' });
       const level = state === 'failed' ? 'error' : 'warn';

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openStateDatabase } from '../../src/state/database.js';
 import { migrateToLatest, MIGRATION_TABLE } from '../../src/state/migrate.js';
 import { MIGRATIONS } from '../../src/state/migrations/index.js';
-import { isStateError } from '../../src/state/errors.js';
+import { StateError } from '../../src/state/errors.js';
 import { durableCommit } from '../../src/state/durability.js';
 import { freshStateDatabase, tempStatePath } from '../helpers/state-db.js';
 
@@ -70,7 +70,7 @@ describe('migrateToLatest', () => {
     const reopened = openStateDatabase(file);
     toClose.push(reopened);
     const error = await migrateToLatest(reopened, { location: file }).catch((e: unknown) => e);
-    expect(isStateError(error)).toBe(true);
+    expect(error).toBeInstanceOf(StateError);
     expect((error as Error).message).toContain('newer version of freight-sync');
     expect((error as Error).message).toContain('9999-from-the-future');
     expect((error as Error).message).toContain(file);

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/parse-config.js';
-import { demoConfig, DEMO_CONNECTOR } from '../../src/config/defaults.js';
+import { demoConfig, DEMO_CONNECTOR } from '../../src/app/demo-config.js';
 import { minimalRaw } from '../helpers/config-fixtures.js';
 
 describe('defaults', () => {

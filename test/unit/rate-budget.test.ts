@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { RateBudget } from '../../src/api/rate-budget.js';
-import { parseRetryAfter, decideRetry, fullJitter } from '../../src/api/retry-policy.js';
+import { parseRetryAfter, decideRetry } from '../../src/api/retry-policy.js';
 import { ApiError } from '../../src/api/errors.js';
 
 describe('RateBudget', () => {
@@ -68,10 +68,12 @@ describe('retry policy', () => {
 
   it('full jitter stays within [0, min(cap, base·2^(n-1))]', () => {
     const options = { maxAttempts: 5, maxElapsedMs: 1000, baseDelayMs: 100, maxDelayMs: 1000 };
-    expect(fullJitter(1, options, () => 1)).toBe(100);
-    expect(fullJitter(4, options, () => 1)).toBe(800);
-    expect(fullJitter(10, options, () => 1)).toBe(1000);
-    expect(fullJitter(3, options, () => 0)).toBe(0);
+    const error = new ApiError({ status: 503, endpoint: { method: 'GET', route: '/loads' }, serverMessage: 'busy' });
+    const delay = (attempt: number, random: () => number) => decideRetry(error, attempt, true, options, random);
+    expect(delay(1, () => 1)).toEqual({ retry: true, delayMs: 100, reason: 'HTTP 503' });
+    expect(delay(4, () => 1)).toMatchObject({ delayMs: 800 });
+    expect(delay(10, () => 1)).toMatchObject({ delayMs: 1000 });
+    expect(delay(3, () => 0)).toMatchObject({ delayMs: 0 });
   });
 
   it('does not retry 4xx other than 429', () => {

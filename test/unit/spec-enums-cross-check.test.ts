@@ -1,8 +1,10 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { ApiVariant } from '../../src/api/variant.js';
 import { changeStatusSchema } from '../../src/outbound/commands/change-status.js';
-import { BROKERAGE_ROAD_EXCLUDED, createLoadSchema } from '../../src/outbound/commands/create-load.js';
-import * as outboundEnums from '../../src/outbound/commands/enums.js';
+import { BROKERAGE_ROAD_EXCLUDED } from '../../src/api/load-fields.js';
+import * as specEnums from '../../src/api/spec-enums.js';
+import { createLoadSchema } from '../../src/outbound/commands/create-load.js';
 import { updateLoadSchema } from '../../src/outbound/commands/update-load.js';
 import * as simulatorEnums from '../../src/simulator/dataset/constants.js';
 import { createFields, updateFields, validateCreateLoad, validateUpdateLoad, type Kind } from '../../src/simulator/load-validation.js';
@@ -75,21 +77,25 @@ function check(kind: 'create' | 'update', variant: ApiVariant, outbound: Set<str
 }
 
 describe('enumerations (§2.6, §2.7, §3.4)', () => {
-  it('type_of_load values are the same on both sides', () => {
-    expect([...outboundEnums.TYPE_OF_LOAD]).toEqual([...simulatorEnums.TYPE_OF_LOAD]);
+  // The enumerations live once, in src/api/spec-enums.ts; outbound and the simulator both import
+  // that module (production never imports the simulator), so they cannot drift. What is left to
+  // check is that the one list matches the spec and that both sides really use it.
+  it('type_of_load and preSetOrderStatus are the spec values (§2.6), including the empty preSetOrderStatus', () => {
+    expect([...specEnums.TYPE_OF_LOAD]).toEqual(['IMPORT', 'EXPORT', 'ROAD', 'BILL_ONLY']);
+    expect(specEnums.PRE_SET_ORDER_STATUS).toContain('');
+    expect(specEnums.PRE_SET_ORDER_STATUS).toContain('PULL_RETURN');
   });
 
-  it('preSetOrderStatus values are the same on both sides, including the empty string', () => {
-    expect([...outboundEnums.PRE_SET_ORDER_STATUS]).toEqual([...simulatorEnums.PRE_SET_ORDER_STATUS]);
-    expect(outboundEnums.PRE_SET_ORDER_STATUS).toContain('');
-  });
-
-  it('upload document types are the same exact strings on both sides', () => {
-    expect([...outboundEnums.UPLOAD_DOCUMENT_TYPES]).toEqual([...simulatorEnums.UPLOAD_DOCUMENT_TYPES]);
+  it('outbound and the simulator both take their enumerations from src/api/spec-enums.ts', () => {
+    const read = (file: string) => readFileSync(new URL(`../../src/${file}`, import.meta.url), 'utf8');
+    for (const file of ['outbound/commands/create-load.ts', 'simulator/load-validation.ts']) {
+      expect(read(file), file).toMatch(/from '(\.\.\/)+api\/(spec-enums|load-fields)\.js'/);
+    }
+    expect(Object.keys(simulatorEnums).filter((name) => name in specEnums)).toEqual([]);
   });
 
   it('main change-status accepts exactly PENDING and AVAILABLE on both sides (§3.4)', () => {
-    expect([...outboundEnums.MAIN_STATUS_VALUES]).toEqual(['PENDING', 'AVAILABLE']);
+    expect([...specEnums.MAIN_STATUS_VALUES]).toEqual(['PENDING', 'AVAILABLE']);
     // The simulator's route has the values inline (src/simulator/routes/loads.ts); its load flow
     // holds them, and the outbound schema accepts them and nothing else.
     const main = changeStatusSchema('main');

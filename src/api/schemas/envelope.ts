@@ -23,7 +23,6 @@ export const errorEnvelopeSchema = z.looseObject({
   status: z.coerce.number().int().optional(),
   message: z.unknown().optional(),
 });
-export type ErrorEnvelope = z.infer<typeof errorEnvelopeSchema>;
 
 /**
  * Create/update customer answers wrap a second level inside `data` (spec §2.1):

@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
 import { UsageError } from '../../util/errors.js';
-import type { StreamName } from '../../sync/stream-definition.js';
-import { STREAM_NAMES } from '../../sync/stream-definition.js';
+import { STREAM_NAMES, isStreamName } from '../../config/stream-names.js';
 import { streamByName } from '../../sync/streams/index.js';
 import { prepareCommand, withApp } from '../runtime.js';
 
@@ -15,13 +14,13 @@ export function register(program: Command): void {
     .option('--redeliver', 'also forget what was delivered, so records already sent are sent again')
     .addHelpText('after', '\nStop the daemon first: a running stream would overwrite the new checkpoint with its own.')
     .action(async (options: { stream: string; to: string; redeliver?: boolean }, command: Command) => {
-      if (!(STREAM_NAMES as readonly string[]).includes(options.stream)) {
+      if (!isStreamName(options.stream)) {
         throw new UsageError(`--stream: unknown stream "${options.stream}" (known: ${STREAM_NAMES.join(', ')})`);
       }
       const ms = Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(options.to) ? `${options.to}T00:00:00Z` : options.to);
       if (Number.isNaN(ms)) throw new UsageError(`--to: expected an ISO 8601 date or datetime, got "${options.to}"`);
       const at = new Date(ms).toISOString();
-      const definition = streamByName(options.stream as StreamName);
+      const definition = streamByName(options.stream);
       const runtime = await prepareCommand(command);
       await withApp(runtime, { withConnectors: false }, async (app) => {
         const cursor = definition.resetCursor(app.config.api.variant, at);

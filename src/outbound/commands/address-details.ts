@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ApiVariant } from '../../api/variant.js';
-import { bool, describeInput, idList, text } from './field-values.js';
+import { describeValue } from '../../util/describe-value.js';
+import { bool, idList, text } from './field-values.js';
 
 /**
  * An element of `consigneeDetails` / `shipperDetails`, or `emptyOriginDetails` (§4.4.1):
@@ -11,7 +12,7 @@ export function addressDetailsSchema(variant: ApiVariant) {
   const number = z.unknown().transform((value, ctx): number => {
     const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
     if (typeof n === 'number' && Number.isFinite(n)) return n;
-    ctx.addIssue({ code: 'custom', message: `expected a number, got ${describeInput(value)}` });
+    ctx.addIssue({ code: 'custom', message: `expected a number, got ${describeValue(value)}` });
     return z.NEVER;
   });
   const shape = {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ApiVariant } from '../../api/variant.js';
-import { ARRIVED_OR_DEPARTED, MAIN_STATUS_VALUES } from './enums.js';
+import { ARRIVED_OR_DEPARTED, MAIN_STATUS_VALUES } from '../../api/spec-enums.js';
 import { anyItem, bool, dateTime, jsonArray, oneOf, text } from './field-values.js';
 
 /**

@@ -1,5 +1,3 @@
-import type { CommandKind } from './enums.js';
-
 /**
  * The load a non-create command acts on: a reference number the API gave, or the ERP key of a
  * create command in the outbox (the command then waits for that create and uses its result).
@@ -40,11 +38,3 @@ export interface DocumentCommand {
 }
 
 export type OutboundCommand = CreateCommand | UpdateCommand | StatusCommand | DocumentCommand;
-
-export function isCommandKind(kind: string): kind is CommandKind {
-  return kind === 'create' || kind === 'update' || kind === 'status' || kind === 'document';
-}
-
-export function describeTarget(target: LoadTarget): string {
-  return 'referenceNumber' in target ? `load ${target.referenceNumber}` : `the load of create ${target.loadErpKey}`;
-}

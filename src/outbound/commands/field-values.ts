@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { closestKey } from '../../config/closest-key.js';
 import { parseBoolean } from '../../util/boolean.js';
+import { describeValue } from '../../util/describe-value.js';
 
 /*
  * Field types of command inputs. A value arrives as text from CSV (every cell a string) or typed
@@ -8,17 +9,6 @@ import { parseBoolean } from '../../util/boolean.js';
  * the value it found, so the ERP user sees which cell to fix. Absent fields (empty cells, null)
  * are removed before these run (see normalize-fields.ts).
  */
-
-const MAX_SHOWN = 60;
-
-export function describeInput(value: unknown): string {
-  if (value === undefined) return 'nothing';
-  if (value === null) return 'null';
-  if (typeof value === 'string') return JSON.stringify(value.length > MAX_SHOWN ? `${value.slice(0, MAX_SHOWN)}…` : value);
-  if (Array.isArray(value)) return `an array of ${value.length}`;
-  if (typeof value === 'object') return 'an object';
-  return `${typeof value} ${String(value)}`;
-}
 
 /** Reports a bad value; a missing one (only required fields reach here without a value) as required. */
 function fail(ctx: z.RefinementCtx, message: string, value: unknown, whenMissing = 'is required'): never {
@@ -31,7 +21,7 @@ export function text() {
   return z.unknown().transform((value, ctx): string => {
     if (typeof value === 'string') return value;
     if (typeof value === 'number' && Number.isFinite(value)) return String(value);
-    return fail(ctx, `expected text, got ${describeInput(value)}`, value);
+    return fail(ctx, `expected text, got ${describeValue(value)}`, value);
   });
 }
 
@@ -45,7 +35,7 @@ export function bool() {
   return z.unknown().transform((value, ctx): boolean => {
     const parsed = parseBoolean(value);
     if (parsed !== undefined) return parsed;
-    return fail(ctx, `expected true or false, got ${describeInput(value)}`, value);
+    return fail(ctx, `expected true or false, got ${describeValue(value)}`, value);
   });
 }
 
@@ -58,7 +48,7 @@ export function dateTime() {
     if (typeof value === 'string' && ISO_DATE.test(value.trim()) && !Number.isNaN(Date.parse(value.trim()))) {
       return new Date(value.trim()).toISOString();
     }
-    return fail(ctx, `expected an ISO 8601 date-time such as 2024-05-01T08:00:00Z, got ${describeInput(value)}`, value);
+    return fail(ctx, `expected an ISO 8601 date-time such as 2024-05-01T08:00:00Z, got ${describeValue(value)}`, value);
   });
 }
 
@@ -74,7 +64,7 @@ export function oneOf<const T extends readonly string[]>(values: T, options: { c
     }
     const shown = values.map((v) => (v === '' ? '"" (empty)' : v)).join(', ');
     const hint = typeof value === 'string' ? closestKey(value, values.filter((v) => v !== '')) : undefined;
-    return fail(ctx, `${describeInput(value)} is not one of ${shown}${hint ? ` (did you mean ${hint}?)` : ''}`, value, `is required (one of ${shown})`);
+    return fail(ctx, `${describeValue(value)} is not one of ${shown}${hint ? ` (did you mean ${hint}?)` : ''}`, value, `is required (one of ${shown})`);
   });
 }
 
@@ -84,7 +74,7 @@ function parseJsonText(value: unknown, ctx: z.RefinementCtx, expected: string): 
   try {
     return JSON.parse(value) as unknown;
   } catch (error) {
-    return fail(ctx, `expected ${expected} as JSON text, got ${describeInput(value)} (${(error as Error).message})`, value);
+    return fail(ctx, `expected ${expected} as JSON text, got ${describeValue(value)} (${(error as Error).message})`, value);
   }
 }
 
@@ -97,11 +87,11 @@ export function idList(options: { min?: number } = {}) {
         ? parseJsonText(value, ctx, 'an array of ids')
         : value.split(';').map((s) => s.trim()).filter((s) => s !== '');
     }
-    if (!Array.isArray(list)) return fail(ctx, `expected a list of ids (a;b or a JSON array), got ${describeInput(value)}`, value);
+    if (!Array.isArray(list)) return fail(ctx, `expected a list of ids (a;b or a JSON array), got ${describeValue(value)}`, value);
     const out: string[] = [];
     list.forEach((item, index) => {
       if (typeof item === 'string' && item.trim() !== '') out.push(item.trim());
-      else ctx.addIssue({ code: 'custom', path: [index], message: `expected an id, got ${describeInput(item)}` });
+      else ctx.addIssue({ code: 'custom', path: [index], message: `expected an id, got ${describeValue(item)}` });
     });
     if (out.length < (options.min ?? 0)) ctx.addIssue({ code: 'custom', message: 'expected at least one id, got an empty list' });
     return out;
@@ -112,7 +102,7 @@ export function idList(options: { min?: number } = {}) {
 export function jsonArray<T extends z.ZodType>(element?: T) {
   return z.unknown().transform((value, ctx): unknown[] => {
     const list = parseJsonText(value, ctx, 'an array');
-    if (!Array.isArray(list)) return fail(ctx, `expected a JSON array, got ${describeInput(value)}`, value);
+    if (!Array.isArray(list)) return fail(ctx, `expected a JSON array, got ${describeValue(value)}`, value);
     if (!element) return list;
     const out: unknown[] = [];
     list.forEach((item, index) => {

@@ -4,7 +4,7 @@ import { changeStatusSchema } from './change-status.js';
 import type { LoadTarget, OutboundCommand } from './command.js';
 import { createLoadSchema } from './create-load.js';
 import { COMMAND_KINDS, KIND_ALIASES, type CommandKind } from './enums.js';
-import { describeInput } from './field-values.js';
+import { describeValue } from '../../util/describe-value.js';
 import { formatCommandIssues } from './format-issues.js';
 import { normalizeFields } from './normalize-fields.js';
 import { MAX_ATTACHMENT_BYTES, readAttachment } from './read-attachment.js';
@@ -65,7 +65,7 @@ export async function parseRequest(rawFields: Record<string, unknown>, context: 
   }
   const erpKey = keyText(fields['erp_key']);
   if (erpKey === undefined) {
-    return { ok: false, error: fields['erp_key'] === undefined ? 'erp_key: is required' : `erp_key: expected text, got ${describeInput(fields['erp_key'])}` };
+    return { ok: false, error: fields['erp_key'] === undefined ? 'erp_key: is required' : `erp_key: expected text, got ${describeValue(fields['erp_key'])}` };
   }
   if (erpKey.length > MAX_KEY_LENGTH) return { ok: false, error: `erp_key: longer than ${MAX_KEY_LENGTH} characters` };
   const kindRaw = fields['kind'];
@@ -73,7 +73,7 @@ export async function parseRequest(rawFields: Record<string, unknown>, context: 
   const kind = lowered === undefined ? undefined : (KIND_ALIASES[lowered] ?? lowered);
   if (kind === undefined || !(COMMAND_KINDS as readonly string[]).includes(kind)) {
     const allowed = `${COMMAND_KINDS.join(', ')} (or ${Object.keys(KIND_ALIASES).join(', ')})`;
-    return { ok: false, error: kindRaw === undefined ? `kind: is required (one of ${allowed})` : `kind: ${describeInput(kindRaw)} is not one of ${allowed}` };
+    return { ok: false, error: kindRaw === undefined ? `kind: is required (one of ${allowed})` : `kind: ${describeValue(kindRaw)} is not one of ${allowed}` };
   }
   const body: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(fields)) if (!(META as readonly string[]).includes(key)) body[key] = value;
@@ -86,13 +86,13 @@ export async function parseRequest(rawFields: Record<string, unknown>, context: 
     if (loadErpKey !== undefined) return { ok: false, error: 'load_erp_key: not accepted for kind create (erp_key identifies the load)' };
   } else if (reference !== undefined) {
     const ref = keyText(reference);
-    if (ref === undefined) return { ok: false, error: `reference_number: expected text, got ${describeInput(reference)}` };
+    if (ref === undefined) return { ok: false, error: `reference_number: expected text, got ${describeValue(reference)}` };
     if (loadErpKey !== undefined) return { ok: false, error: 'load_erp_key: give either reference_number or load_erp_key, not both' };
     target = { referenceNumber: ref };
   } else {
     // Without a target the command acts on the load created under its own ERP key.
     const key = loadErpKey === undefined ? erpKey : keyText(loadErpKey);
-    if (key === undefined) return { ok: false, error: `load_erp_key: expected text, got ${describeInput(loadErpKey)}` };
+    if (key === undefined) return { ok: false, error: `load_erp_key: expected text, got ${describeValue(loadErpKey)}` };
     target = { loadErpKey: key };
   }
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { UPLOAD_DOCUMENT_TYPES } from './enums.js';
+import { UPLOAD_DOCUMENT_TYPES } from '../../api/spec-enums.js';
 import { id, oneOf, text } from './field-values.js';
 
 /**
@@ -32,4 +32,3 @@ export const uploadDocumentSchema = z
     }
   });
 
-export type UploadDocumentInput = z.output<typeof uploadDocumentSchema>;

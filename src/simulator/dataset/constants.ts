@@ -1,20 +1,9 @@
-/** Enumerations of the spec (§2.6, §2.7, §3), shared by generators, validation and routes. */
-
-export const TYPE_OF_LOAD = ['IMPORT', 'EXPORT', 'ROAD', 'BILL_ONLY'] as const;
-
-export const PRE_SET_ORDER_STATUS = [
-  'PULL_DELIVER_RETURN',
-  'PULL_DROP_DELIVER_DROP_RETURN',
-  'PULL_DROP_DELIVER_RETURN',
-  'PULL_DELIVER_DROP_RETURN',
-  'PULL_RETURN',
-  'PICK_RUN_GRAY_POOL',
-  'PREPULL_GRAY_POOL',
-  'SHUNT_PULL_RETURN',
-  'PICK_LIFT_DELIVER_LIFT_RETURN',
-  'PICK_LIFT_DELIVER_RETURN',
-  '',
-] as const;
+/**
+ * Enumerations of the spec (§2.6, §2.7, §3), shared by generators, validation and routes. The ones
+ * production checks requests against (load types, preSetOrderStatus, upload document types, …)
+ * come from src/api/spec-enums.ts, so the simulator and the client read the same copy.
+ */
+import { UPLOAD_DOCUMENT_TYPES } from '../../api/spec-enums.js';
 
 /** Load statuses before billing, in the order the mutator advances them. */
 export const LOAD_FLOW = ['PENDING', 'AVAILABLE', 'DISPATCHED', 'DROPPED', 'COMPLETED'] as const;
@@ -37,15 +26,6 @@ export const BROKERAGE_STATUS_NAMES: Record<string, string> = {
   'FREIGHT HOLD': 'Pending',
 };
 
-export const UPLOAD_DOCUMENT_TYPES = [
-  'Bill of Lading', 'Quote', 'Proof of Delivery', 'Delivery Order', 'TIR - XLS', 'Rate Confirmation', 'TIR IN',
-  'TIR OUT', 'TIR Chassis', 'Packing Slip', 'Email', 'Dock Receipt', 'Scale Ticket', '635 Ingate Receipt',
-  '635 Outgate Receipt', 'Tolls', 'Other', 'CONTAINER / CHASSIS- IN - PICTURE', 'CONTAINER / CHASSIS -OUT- PICTURE',
-  'GENSET PICTURE IN - PICTURE OUT', 'VOID OUT TICKET', 'REVISED 1', 'REVISED 2', 'REVISED 3', 'DEMURRAGE (RECEIPT)',
-  'PIER PASS (RECEIPT)', 'TEMPERATURE UNIT', 'DAMAGED CARGO-BOX', 'Haz Mat', 'Lumper Receipt', 'Invoice', 'Rate Con',
-  'Detention PICs', 'Seal Import', 'Seal Export', 'Seal Improper', 'Debris Pics', 'Per Diem', 'Booking Confirmation',
-] as const;
-
 /** The list endpoint: `TIR - XLS` shows as `TIR`, and the last two are absent (§2.7). */
 export const LISTED_DOCUMENT_TYPES: string[] = UPLOAD_DOCUMENT_TYPES.filter(
   (t) => t !== 'Per Diem' && t !== 'Booking Confirmation',
@@ -65,8 +45,6 @@ export const DOCUMENT_EVENT_TYPES: Record<string, string> = {
   'Bill of Lading': 'document#bo_added',
   'Rate Con': 'document#rate_cron_added',
 };
-
-export const CUSTOMER_AUDIT_ACTIONS = ['ADD', 'UPDATE', 'REMOVE', 'DOCUMENT_UPLOAD', 'DOCUMENT_REMOVE', 'REMOVED_CSR', 'ADDED_CSR'] as const;
 
 export const CITIES = [
   ['Newark', 'NJ', '07114', 40.7357, -74.1724],

@@ -1,14 +1,12 @@
+import { PRE_SET_ORDER_STATUS, TYPE_OF_LOAD } from '../../api/spec-enums.js';
 import { COLLECTION_CODES, makeId } from '../ids.js';
 import { hashInt, hashUnit } from '../prng.js';
 import {
-  BILLED_STATUSES,
   CONTAINER_OWNERS,
   FIRST_NAMES,
   LAST_NAMES,
   LOAD_FLOW,
   LOAD_HOLD_STATUSES,
-  PRE_SET_ORDER_STATUS,
-  TYPE_OF_LOAD,
 } from './constants.js';
 import { iso, pad, type DatasetContext } from './context.js';
 import { customerId, embedCustomer } from './customers.js';

@@ -1,6 +1,7 @@
 import type { CollectionQuery } from '../collection.js';
 import { API_ACTOR } from '../changes.js';
-import { DOCUMENT_EVENT_TYPES, LOAD_FLOW, UPLOAD_DOCUMENT_TYPES, BROKERAGE_STATUS_NAMES, LISTED_DOCUMENT_TYPES } from '../dataset/constants.js';
+import { UPLOAD_DOCUMENT_TYPES } from '../../api/spec-enums.js';
+import { DOCUMENT_EVENT_TYPES, LOAD_FLOW, BROKERAGE_STATUS_NAMES, LISTED_DOCUMENT_TYPES } from '../dataset/constants.js';
 import { embedCustomer } from '../dataset/customers.js';
 import {
   baseInvoiceEntryCount,
@@ -17,7 +18,7 @@ import {
 } from '../dataset/loads.js';
 import { HttpError, badRequest } from '../http-error.js';
 import { validateCreateLoad, validateUpdateLoad } from '../load-validation.js';
-import { DATE_RANGES, MAIN_DATETIME_RANGES, pageParams, rangeParams } from '../paging.js';
+import { MAIN_DATETIME_RANGES, pageParams, rangeParams } from '../paging.js';
 import { parseSortObject } from '../query-params.js';
 import type { RequestContext, RouteDef, RouteResult } from '../router.js';
 import type { SimContext } from '../sim-context.js';

@@ -3,6 +3,7 @@ import { getInvoice, listInvoices } from '../../api/endpoints/invoices.js';
 import { ApiError } from '../../api/errors.js';
 import { offsetPages } from '../../api/paging.js';
 import type { Invoice } from '../../api/schemas/resources.js';
+import { backoffCeiling } from '../../util/backoff.js';
 import type { SyncSideStore, InvoiceFacts } from '../../state/stores/sync-side-store.js';
 import type { Chunk, RawRecord, RunPlan, StreamEnv } from '../stream-definition.js';
 import { readClosedWindows, windowCursorSchema } from './closed-window.js';
@@ -31,6 +32,9 @@ const OPEN_STATUSES = ['BILLING', 'REBILLING', 'PARTIAL_PAID', 'APPROVED'];
 const OPEN_BATCH = 500;
 const CANDIDATES_PER_RUN = 500;
 const CANDIDATE_MAX_ATTEMPTS = 12;
+/** A missed gap-fill lookup is tried again after 5 min, 10 min, … at most a day later. */
+const GAP_FILL_BASE_MS = 5 * 60_000;
+const GAP_FILL_MAX_MS = 24 * 3_600_000;
 
 export function invoiceFacts(invoice: RawRecord): InvoiceFacts {
   const entries = Array.isArray(invoice.invoice) ? (invoice.invoice as Array<Record<string, unknown>>) : [];
@@ -104,7 +108,8 @@ export async function* readInvoices(
     } catch (error) {
       if (!(error instanceof ApiError) || (error.status !== 404 && error.status !== 410)) throw error;
       const attempts = candidate.attempts + 1;
-      const delay = Math.min(24 * 3_600_000, 5 * 60_000 * 2 ** candidate.attempts);
+      // Deterministic: a missing invoice is a slow business fact, not a crowd to spread out.
+      const delay = backoffCeiling({ attempt: candidate.attempts, baseMs: GAP_FILL_BASE_MS, maxMs: GAP_FILL_MAX_MS });
       yield {
         records: [],
         cursor: settled,

@@ -1,5 +1,6 @@
 import type { ApiVariant } from '../../api/variant.js';
-import type { AnyStreamDefinition, StreamName } from '../stream-definition.js';
+import { STREAM_NAMES, type StreamName } from '../../config/stream-names.js';
+import type { AnyStreamDefinition } from '../stream-definition.js';
 import { customerAuditsStream, loadAuditsStream } from './audits.js';
 import { billsStream } from './bills.js';
 import { consigneesStream, customersStream } from './customers.js';
@@ -11,25 +12,32 @@ import { webhookEventsStream } from './webhook-events.js';
 import { eventsStream } from './events.js';
 import { loadDocumentsStream } from './load-documents.js';
 
-/** Every stream, in the order a sync pass runs them (loads first: they feed invoice gap-fill). */
-export const STREAMS: readonly AnyStreamDefinition[] = [
-  loadsStream,
-  invoicesStream,
-  billsStream,
-  supportMovesStream,
-  loadAuditsStream,
-  customerAuditsStream,
-  customersStream,
-  consigneesStream,
-  webhookEventsStream,
-  chargeCodesStream,
-  loadDocumentTypesStream,
-  eventsStream,
-  loadDocumentsStream,
-];
+/**
+ * The definition of each stream name. Typed as a record over `StreamName`, so a name without a
+ * definition does not compile (test/unit/stream-names.test.ts checks each is filed under its name).
+ */
+const DEFINITIONS: Readonly<Record<StreamName, AnyStreamDefinition>> = {
+  loads: loadsStream,
+  invoices: invoicesStream,
+  bills: billsStream,
+  supportMoves: supportMovesStream,
+  loadAudits: loadAuditsStream,
+  customerAudits: customerAuditsStream,
+  customers: customersStream,
+  consignees: consigneesStream,
+  webhookEvents: webhookEventsStream,
+  chargeCodes: chargeCodesStream,
+  loadDocumentTypes: loadDocumentTypesStream,
+  events: eventsStream,
+  loadDocuments: loadDocumentsStream,
+};
+
+/** Every stream, in run order; the order (and why) is `STREAM_NAMES`'s (config/stream-names.ts). */
+export const STREAMS: readonly AnyStreamDefinition[] = STREAM_NAMES.map((name) => DEFINITIONS[name]);
 
 export function streamByName(name: StreamName): AnyStreamDefinition {
-  const found = STREAMS.find((s) => s.name === name);
+  // Callers may hold a name from outside the type system (CLI flags, old state rows).
+  const found = Object.hasOwn(DEFINITIONS, name) ? DEFINITIONS[name] : undefined;
   if (!found) throw new Error(`unknown stream ${name}`);
   return found;
 }

@@ -1,6 +1,6 @@
 import path from 'node:path';
-import type { ApiVariant, FreightSyncConfig, StreamName } from './types.js';
-import { parseConfig } from './parse-config.js';
+import type { ApiVariant, FreightSyncConfig, StreamName } from '../config/types.js';
+import { parseConfig } from '../config/parse-config.js';
 import { streamsForVariant } from '../sync/streams/index.js';
 
 export interface DemoConfigOptions {
