@@ -171,7 +171,10 @@ function deliveryHooks(stores: StateStores): DeliveryHooks {
 }
 
 /** The outbound engine of `push` and `run` (`extraSources`: in-memory sources of tests). */
-export function composeOutbound(app: AppContext, options: { abortSignal: AbortSignal; logger?: Logger; extraSources?: readonly NamedSource[] }): OutboundEngine {
+export function composeOutbound(
+  app: AppContext,
+  options: { abortSignal: AbortSignal; logger?: Logger; extraSources?: readonly NamedSource[]; supervision?: DaemonOptions['supervision'] },
+): OutboundEngine {
   const sources = outboundSources(
     app.config.outbound.sources,
     (name) => {
@@ -189,6 +192,7 @@ export function composeOutbound(app: AppContext, options: { abortSignal: AbortSi
     lease: new DispatchLease(app.db, app.config.state.path),
     logger: options.logger ?? app.logger.child({ component: 'outbound' }),
     abortSignal: options.abortSignal,
+    supervision: options.supervision ?? supervisionOf(app.config),
   });
 }
 
@@ -200,7 +204,7 @@ export interface DaemonOptions {
   /** Run every stream once at start instead of waiting for its first cron tick. */
   runOnStart: boolean;
   onRun?: (summary: StreamRunSummary) => void;
-  /** Loop supervision (tests shorten the pauses). */
+  /** Loop supervision; default: the config's `supervision` section. */
   supervision?: { maxConsecutiveFailures?: number; failurePauseMs?: { base: number; max: number } };
 }
 
@@ -211,6 +215,7 @@ export interface DaemonOptions {
  */
 export function composeDaemonServices(app: AppContext, options: DaemonOptions): DaemonService[] {
   const { config } = app;
+  const supervision = options.supervision ?? supervisionOf(config);
   const services: DaemonService[] = [];
   const servers = new HttpServers(app.logger.child({ component: 'http' }));
   if (config.http.enabled) {
@@ -246,7 +251,7 @@ export function composeDaemonServices(app: AppContext, options: DaemonOptions): 
         logger: app.logger.child({ component: 'webhook-processor' }),
       },
       app.stores.webhookInbox,
-      { batchSize: config.webhooks.batchSize, maxAttempts: config.webhooks.maxAttempts, ...options.supervision },
+      { batchSize: config.webhooks.batchSize, maxAttempts: config.webhooks.maxAttempts, ...supervision },
     );
     services.push(
       webhookService({
@@ -267,12 +272,12 @@ export function composeDaemonServices(app: AppContext, options: DaemonOptions): 
     const logger = app.logger.child({ component: 'outbound' });
     services.push(
       outboundService({
-        engine: composeOutbound(app, { abortSignal: options.abortSignal, logger }),
+        engine: composeOutbound(app, { abortSignal: options.abortSignal, logger, supervision }),
         pollIntervalMs: config.outbound.pollInterval,
         logger,
         stopSignal: options.stopSignal,
         abortSignal: options.abortSignal,
-        ...options.supervision,
+        ...supervision,
       }),
     );
   }
@@ -282,6 +287,10 @@ export function composeDaemonServices(app: AppContext, options: DaemonOptions): 
   );
   services.push(schedulerService(scheduler));
   return services;
+}
+
+function supervisionOf(config: FreightSyncConfig): NonNullable<DaemonOptions['supervision']> {
+  return { maxConsecutiveFailures: config.supervision.maxConsecutiveFailures, failurePauseMs: { base: config.supervision.pause, max: config.supervision.maxPause } };
 }
 
 export function describeStatePath(config: FreightSyncConfig): string {

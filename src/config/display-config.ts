@@ -1,7 +1,7 @@
 import { stringify } from 'yaml';
 import { formatIsoDuration } from '../util/duration.js';
 import { maskSecrets } from './mask-secrets.js';
-import type { FreightSyncConfig, HttpConfig, OutboundConfig, StreamSettings, WebhooksConfig } from './types.js';
+import type { FreightSyncConfig, HttpConfig, OutboundConfig, StreamSettings, SupervisionConfig, WebhooksConfig } from './types.js';
 
 /*
  * Every duration of the effective config, per section. The effective object holds milliseconds
@@ -15,6 +15,7 @@ const OUTBOUND_DURATIONS = ['pollInterval', 'reconcileDelay'] as const satisfies
 const BACKOFF_DURATIONS = ['base', 'max'] as const satisfies readonly (keyof OutboundConfig['backoff'])[];
 const WEBHOOK_DURATIONS = ['dedupeWindow', 'catchUpInterval', 'catchUpOverlap', 'catchUpMaxAge'] as const satisfies readonly (keyof WebhooksConfig)[];
 const HTTP_DURATIONS = ['readyCacheTtl', 'checkTimeout'] as const satisfies readonly (keyof HttpConfig)[];
+const SUPERVISION_DURATIONS = ['pause', 'maxPause'] as const satisfies readonly (keyof SupervisionConfig)[];
 
 /**
  * The effective config as the user would write it: durations back in ISO 8601, secrets masked.
@@ -41,6 +42,7 @@ export function displayConfig(config: FreightSyncConfig): Record<string, unknown
     },
     webhooks: { ...config.webhooks, ...durations(config.webhooks, WEBHOOK_DURATIONS) },
     http: { ...config.http, ...durations(config.http, HTTP_DURATIONS) },
+    supervision: { ...config.supervision, ...durations(config.supervision, SUPERVISION_DURATIONS) },
   };
   return maskSecrets(display);
 }

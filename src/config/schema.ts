@@ -17,6 +17,7 @@ import {
   type SyncConfig,
   type WebhooksConfig,
   type HttpConfig,
+  type SupervisionConfig,
 } from './types.js';
 
 export type { FreightSyncConfig } from './types.js';
@@ -350,6 +351,16 @@ const httpSchema = z
   })
   .transform((http): HttpConfig => ({ ...http }));
 
+/* ---------------------------------------------------------------- supervision (run) */
+
+const supervisionSchema = z
+  .strictObject({
+    maxConsecutiveFailures: integerValue(1, 1000).prefault(8),
+    pause: isoDuration().prefault('PT1S'),
+    maxPause: isoDuration().prefault('PT1M'),
+  })
+  .transform((s): SupervisionConfig => ({ ...s }));
+
 /* ---------------------------------------------------------------- root */
 
 /**
@@ -366,6 +377,7 @@ export const configSchema: z.ZodType<FreightSyncConfig> = z.strictObject({
   outbound: outboundSchema.prefault({}),
   webhooks: webhooksSchema.prefault({}),
   http: httpSchema.prefault({}),
+  supervision: supervisionSchema.prefault({}),
 });
 
 /** What the config file may contain before validation (loose: zod reports what is wrong). */

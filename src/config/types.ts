@@ -158,6 +158,19 @@ export interface HttpConfig {
   checkTimeout: number;
 }
 
+/**
+ * How `run` treats a service loop that fails (outbound dispatch and poll, webhook processing): it
+ * logs and tries again after `pause` (doubling up to `maxPause`); after `maxConsecutiveFailures`
+ * in a row the daemon stops and exits 1, so an orchestrator restarts it and someone is told.
+ */
+export interface SupervisionConfig {
+  maxConsecutiveFailures: number;
+  /** Milliseconds. */
+  pause: number;
+  /** Milliseconds. */
+  maxPause: number;
+}
+
 export interface FreightSyncConfig {
   api: ApiConfig;
   state: StateConfig;
@@ -167,4 +180,5 @@ export interface FreightSyncConfig {
   outbound: OutboundConfig;
   webhooks: WebhooksConfig;
   http: HttpConfig;
+  supervision: SupervisionConfig;
 }

@@ -69,6 +69,8 @@ export interface OutboundEngineDeps {
   logger: Logger;
   /** Aborts in-flight write-backs (second SIGTERM). */
   abortSignal: AbortSignal;
+  /** How many failures in a row the dispatch loop survives, and its pauses (see DispatcherSettings). */
+  supervision?: { maxConsecutiveFailures?: number; failurePauseMs?: { base: number; max: number } };
 }
 
 /**
@@ -88,7 +90,7 @@ export function createOutboundEngine(deps: OutboundEngineDeps): OutboundEngine {
   const dispatcher = new Dispatcher(
     stores.outbox,
     runner,
-    { concurrency: config.concurrency, maxAttempts: config.maxAttempts, backoff: config.backoff, reconcileDelay: config.reconcileDelay },
+    { concurrency: config.concurrency, maxAttempts: config.maxAttempts, backoff: config.backoff, reconcileDelay: config.reconcileDelay, ...deps.supervision },
     logger,
     // Not awaited: the load's next command need not wait for a write-back (sweeps catch up).
     async (ids) => void writeBack.forCommands(ids).catch((error: unknown) => logger.error({ err: error }, 'write-back failed')),

@@ -1,4 +1,5 @@
 import { isAbortError, sleep } from './abort.js';
+import { backoffCeiling } from './backoff.js';
 import { FreightSyncError, describeError } from './errors.js';
 import type { Logger } from './logger.js';
 
@@ -39,7 +40,8 @@ export class FailureBudget {
     this.failures += 1;
     this.lastError = error;
     if (this.failures >= this.options.maxConsecutive) throw new LoopDiedError(this.loop, this.failures, error);
-    return Math.min(this.options.maxDelayMs, this.options.baseDelayMs * 2 ** (this.failures - 1));
+    // Deterministic (no jitter): one loop pausing, not many clients competing for a server.
+    return backoffCeiling({ attempt: this.failures - 1, baseMs: this.options.baseDelayMs, maxMs: this.options.maxDelayMs });
   }
 
   get consecutive(): number {
