@@ -1,4 +1,3 @@
-import path from 'node:path';
 import type { Kysely } from 'kysely';
 import { ApiClient } from '../api/api-client.js';
 import type { LoadedConfig } from '../config/load-config.js';
@@ -293,6 +292,3 @@ function supervisionOf(config: FreightSyncConfig): NonNullable<DaemonOptions['su
   return { maxConsecutiveFailures: config.supervision.maxConsecutiveFailures, failurePauseMs: { base: config.supervision.pause, max: config.supervision.maxPause } };
 }
 
-export function describeStatePath(config: FreightSyncConfig): string {
-  return path.relative(process.cwd(), config.state.path) || config.state.path;
-}
