@@ -80,6 +80,11 @@ export async function startDaemon(options: { services: readonly DaemonService[];
   };
 
   for (const service of options.services) {
+    // A service started earlier died while the previous one was starting: start nothing more.
+    if (stopping) {
+      await stopping;
+      throw failure ?? new Error('the daemon stopped while starting');
+    }
     let run: { loops: Promise<void> };
     try {
       run = await service.start();
@@ -87,6 +92,16 @@ export async function startDaemon(options: { services: readonly DaemonService[];
       failure = new DaemonFailedError(service.name, error);
       await stopAll(`service ${service.name} failed to start`);
       throw failure;
+    }
+    if (stopping) {
+      // The stop began while this service was starting (it is not in the list being stopped).
+      try {
+        await service.stop();
+      } catch (error) {
+        logger.warn({ err: error, service: service.name }, 'service failed to stop cleanly');
+      }
+      await stopping;
+      throw failure ?? new Error('the daemon stopped while starting');
     }
     started.push(service);
     watch(service, run.loops);

@@ -20,6 +20,10 @@ const MAX_RETRY_DELAY_MS = 5 * 60_000;
 export interface ProcessorOptions {
   batchSize: number;
   maxAttempts: number;
+  /** Loop supervision (the config's `supervision` section): failures in a row before `run` gives up. */
+  maxConsecutiveFailures?: number;
+  /** Pause after a failing pass, doubling up to `max` (default 5 s doubling to 60 s). */
+  failurePauseMs?: { base: number; max: number };
 }
 
 /** A configured stream the processor can deliver to (loads, invoices, loadDocuments, events). */
@@ -82,7 +86,12 @@ export class WebhookProcessor {
    * passes failing many times in a row end the loop with `LoopDiedError`, which stops the daemon.
    */
   async run(signal: AbortSignal, writeSignal: AbortSignal, supervision: { maxConsecutiveFailures?: number; baseDelayMs?: number; maxDelayMs?: number } = {}): Promise<void> {
-    await runSupervisedLoop({ name: 'webhook processor', logger: this.logger, signal, baseDelayMs: IDLE_POLL_MS * 5, ...supervision }, async () => {
+    const configured = {
+      maxConsecutiveFailures: this.options.maxConsecutiveFailures,
+      baseDelayMs: this.options.failurePauseMs?.base ?? IDLE_POLL_MS * 5,
+      maxDelayMs: this.options.failurePauseMs?.max,
+    };
+    await runSupervisedLoop({ name: 'webhook processor', logger: this.logger, signal, ...configured, ...supervision }, async () => {
       try {
         const processed = await this.processDue(writeSignal);
         if (processed === 0) await this.wakeup.wait(IDLE_POLL_MS, signal);
