@@ -85,13 +85,13 @@ export class WebhookProcessor {
    * A failing pass (a locked database, a bug in one event) is logged and retried after a pause;
    * passes failing many times in a row end the loop with `LoopDiedError`, which stops the daemon.
    */
-  async run(signal: AbortSignal, writeSignal: AbortSignal, supervision: { maxConsecutiveFailures?: number; baseDelayMs?: number; maxDelayMs?: number } = {}): Promise<void> {
+  async run(signal: AbortSignal, writeSignal: AbortSignal): Promise<void> {
     const configured = {
       maxConsecutiveFailures: this.options.maxConsecutiveFailures,
       baseDelayMs: this.options.failurePauseMs?.base ?? IDLE_POLL_MS * 5,
       maxDelayMs: this.options.failurePauseMs?.max,
     };
-    await runSupervisedLoop({ name: 'webhook processor', logger: this.logger, signal, ...configured, ...supervision }, async () => {
+    await runSupervisedLoop({ name: 'webhook processor', logger: this.logger, signal, ...configured }, async () => {
       try {
         const processed = await this.processDue(writeSignal);
         if (processed === 0) await this.wakeup.wait(IDLE_POLL_MS, signal);
