@@ -18,9 +18,13 @@
  *     helper's own `setTimeout(r, ms)` is such a case — its call sites are counted instead.
  *   - a sleep inside a counted loop `for (let i = 0; i < N; i++)` (literal N) in the same
  *     function counts N times.
+ *   - a sleep inside a loop over a collection (`for … of`, `for await … of`, `for … in`) or a
+ *     counted loop whose bound is not a literal is a fixed sleep per element: counted ONCE and
+ *     flagged `× ?` (the number of iterations is not known statically).
  * What is excluded (polling, not a fixed sleep):
- *   - a sleep inside any other loop of the same function (`while`, `do`, `for (;;)`,
- *     `for … of/in`): it is the pause of a loop that waits on a condition.
+ *   - a sleep inside a loop of the same function that runs while a condition holds (`while`,
+ *     `do … while`, `for (;;)`, any other `for`): it is the pause of a loop that waits on a
+ *     condition.
  * Loops outside the enclosing function (test generation such as `for (const v of …) it(…)`,
  * `describe.each`) are not followed: the sum is per call site, not per executed test.
  */
@@ -129,6 +133,16 @@ function isPromiseExecutor(node) {
   return parent && ts.isNewExpression(parent) && ts.isIdentifier(parent.expression) && parent.expression.text === 'Promise';
 }
 
+/** `for (let i = <a>; i < <b>; i++)`: a counted loop, whatever its bounds. */
+function isCountedForm(node) {
+  if (!ts.isForStatement(node) || !node.initializer || !node.condition || !node.incrementor) return false;
+  const init = node.initializer;
+  if (!ts.isVariableDeclarationList(init) || init.declarations.length !== 1 || !ts.isIdentifier(init.declarations[0].name)) return false;
+  const c = node.condition;
+  return ts.isBinaryExpression(c) && ts.isIdentifier(c.left) && c.left.text === init.declarations[0].name.text &&
+    (c.operatorToken.kind === ts.SyntaxKind.LessThanToken || c.operatorToken.kind === ts.SyntaxKind.LessThanEqualsToken);
+}
+
 const ISLOOP = (n) => ts.isWhileStatement(n) || ts.isDoStatement(n) || ts.isForStatement(n) || ts.isForOfStatement(n) || ts.isForInStatement(n);
 
 const sites = [];
@@ -146,15 +160,18 @@ for (const root of roots) {
         if (durationNode) {
           const ms = evaluate(durationNode, consts);
           let multiplier = 1;
+          let perElement = false;
           let polling = false;
           for (let p = node.parent; p && (!isFunctionLike(p) || isPromiseExecutor(p)); p = p.parent) {
             if (!ISLOOP(p)) continue;
-            const n = countedLoop(p, consts);
-            if (n === undefined) {
-              polling = true;
-              break;
+            if (ts.isForOfStatement(p) || ts.isForInStatement(p) || isCountedForm(p)) {
+              const n = countedLoop(p, consts);
+              if (n === undefined) perElement = true;
+              else multiplier *= n;
+              continue;
             }
-            multiplier *= n;
+            polling = true;
+            break;
           }
           const { line } = source.getLineAndCharacterOfPosition(node.getStart());
           sites.push({
@@ -163,6 +180,7 @@ for (const root of roots) {
             code: node.getText().replace(/\s+/g, ' ').slice(0, 80),
             ms,
             multiplier,
+            perElement,
             kind: ms === undefined ? 'unresolved' : polling ? 'polling' : 'fixed',
           });
         }
@@ -183,13 +201,14 @@ if (asJson) {
 } else {
   if (list) {
     for (const s of sites) {
-      const amount = s.ms === undefined ? '?' : `${s.ms}${s.multiplier !== 1 ? ` × ${s.multiplier}` : ''}`;
+      const amount = s.ms === undefined ? '?' : `${s.ms}${s.multiplier !== 1 ? ` × ${s.multiplier}` : ''}${s.perElement ? ' × ?' : ''}`;
       process.stdout.write(`${s.kind.padEnd(10)} ${String(amount).padStart(12)} ms  ${s.file}:${s.line}  ${s.code}\n`);
     }
     process.stdout.write('\n');
   }
   for (const [file, ms] of [...byFile].sort((a, b) => b[1] - a[1])) process.stdout.write(`${String(ms).padStart(8)} ms  ${file}\n`);
   const polling = sites.filter((s) => s.kind === 'polling').length;
+  const perElement = fixed.filter((s) => s.perElement).length;
   const unresolved = sites.filter((s) => s.kind === 'unresolved').length;
-  process.stdout.write(`\nfixed sleeps: ${fixed.length} call sites, ${total} ms in total (excluded: ${polling} polling-loop pauses, ${unresolved} with a non-literal duration)\n`);
+  process.stdout.write(`\nfixed sleeps: ${fixed.length} call sites, ${total} ms in total${perElement ? ` (${perElement} of them once per loop element, counted once)` : ''} (excluded: ${polling} polling-loop pauses, ${unresolved} with a non-literal duration)\n`);
 }
