@@ -7,6 +7,7 @@ import { benchOutbound } from './outbound.js';
 import { benchSqlUpsert } from './sql-upsert.js';
 import { describeMachine } from './machine.js';
 import { benchBackfill, type BackfillBenchResult } from './pull-backfill.js';
+import { benchWebhookLatency } from './webhook-latency.js';
 
 /**
  * `npm run bench`: every benchmark of the project in one table, printed and saved to
@@ -102,6 +103,22 @@ async function main(): Promise<void> {
     sections.push({
       title: 'Outbound: load creates at a 10 req/s server limit (goal: creates/s ÷ limit ≥ 0.9)',
       table: renderTable(['creates', 'seconds', 'creates/s', 'limit', 'ratio'], [[r.creates, fixed(r.seconds, 1), fixed(r.createsPerSecond), r.limit, fixed(r.ratio, 3)]]),
+    });
+  }
+
+  if (wanted('webhooks')) {
+    const changes = quick ? 300 : 1000;
+    log(`webhook latency: ${changes} load changes at the mutator's pace (5 steps per 100 ms) into \`freight-sync run\` (default mappings, CSV sink) …`);
+    const r = await benchWebhookLatency({ changes });
+    sections.push({
+      title: 'Webhooks: change → CSV row latency, `freight-sync run` with default mappings, polling off (goals: p95 ≤ 2 s, 0 missing)',
+      table: renderTable(
+        ['load events', 'events/s', 'p50 ms', 'p95 ms', 'max ms', 'missing'],
+        [[r.loadEvents, fixed(r.eventsPerSecond, 0), Math.round(r.p50Ms), Math.round(r.p95Ms), Math.round(r.maxMs), r.missing]],
+      ),
+      notes:
+        "Latency per load event = mtime of the first CSV file holding the change − the event's createdAt on the simulator's clock (same host). " +
+        'The simulator (in the bench process) delivers signed webhooks one at a time; the daemon refreshes each load with GET /loads/<ref> before writing it.',
     });
   }
 

@@ -72,6 +72,22 @@ export function createAdminHandler(handle: () => SimulatorHandle, clock: ServerC
       json(res, 200, { ok: true });
       return;
     }
+    if (method === 'POST' && path === '/advance') {
+      const raw = url.searchParams.get('ms');
+      const ms = raw === null || raw.trim() === '' ? Number.NaN : Number(raw);
+      if (!Number.isInteger(ms) || ms < 0) {
+        json(res, 400, { error: 'ms must be a whole number of milliseconds >= 0' });
+        return;
+      }
+      const now = sim.advance(ms);
+      json(res, 200, { ok: true, now: now.toISOString() });
+      return;
+    }
+    if (method === 'POST' && path === '/webhooks-idle') {
+      await sim.webhooksIdle();
+      json(res, 200, { ok: true });
+      return;
+    }
     if (method === 'GET' && path === '/now') {
       json(res, 200, { now: sim.now().toISOString() });
       return;

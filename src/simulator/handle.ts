@@ -8,8 +8,16 @@ export interface SimulatorHandle {
   /** e.g. http://127.0.0.1:PORT/__admin */
   readonly adminUrl: string;
   readonly options: SimulatorOptions;
-  /** Server clock (real time + clockOffsetMs). */
+  /** Server clock (real time + clockOffsetMs + every advance so far). */
   now(): Date;
+  /**
+   * Moves the server clock `ms` forward (whole ms ≥ 0) and returns the new server time. What was
+   * stamped before looks `ms` older: use it instead of sleeping out a client's safety lag.
+   * Local timers (mutator ticks, webhook retries, the rate limiter) are not affected.
+   */
+  advance(ms: number): Date;
+  /** Resolves once the webhook sender has nothing queued or in flight (delivered or given up). */
+  webhooksIdle(): Promise<void>;
   stats(): SimulatorStats;
   resetStats(): void;
   /** Change knobs at run time. */

@@ -66,6 +66,8 @@ export async function startSimulator(input: Partial<SimulatorOptions> = {}): Pro
     adminUrl: `http://127.0.0.1:${port}${ADMIN_PREFIX}`,
     options,
     now: () => clock.now(),
+    advance: (ms: number) => clock.advance(ms),
+    webhooksIdle: () => sender.idle(),
     stats: () => cloneStats(stats.current),
     resetStats: () => {
       stats.current = emptyStats();

@@ -7,11 +7,14 @@ export interface SimulatorStats {
   ambiguousCreates: number;
   tokensIssued: number;
   webhooksSent: number;
+  /** Failed delivery attempts (each non-200 answer or connection error). */
   webhooksFailed: number;
+  /** Events the sender gave up on after its last retry: they exist only in the event log. */
+  webhooksGivenUp: number;
 }
 
 export function emptyStats(): SimulatorStats {
-  return { requests: 0, byRoute: {}, rateLimited: 0, faults: {}, ambiguousCreates: 0, tokensIssued: 0, webhooksSent: 0, webhooksFailed: 0 };
+  return { requests: 0, byRoute: {}, rateLimited: 0, faults: {}, ambiguousCreates: 0, tokensIssued: 0, webhooksSent: 0, webhooksFailed: 0, webhooksGivenUp: 0 };
 }
 
 export function countRoute(stats: SimulatorStats, route: string, status: number | string): void {

@@ -86,7 +86,10 @@ export class WebhookSender {
       }
       this.stats().webhooksFailed++;
       const delay = RETRY_DELAYS_MS[attempt];
-      if (delay === undefined) return;
+      if (delay === undefined) {
+        this.stats().webhooksGivenUp++;
+        return;
+      }
       await new Promise<void>((resolve) => {
         const timer = setTimeout(() => {
           this.timers.delete(timer);

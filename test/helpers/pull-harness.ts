@@ -16,6 +16,20 @@ export async function startSim(options: SimOptions): Promise<SimulatorHandle> {
   return startSimulator({ clientId: 'test-client', clientSecret: 'test-client-secret-xyz', ...options });
 }
 
+/** The safety lag of `pullConfig` (sync.defaults.safetyLag). */
+export const TEST_SAFETY_LAG_MS = 2_000;
+
+/**
+ * Makes every change the simulator has made so far old enough for the next pass, without sleeping.
+ * A pass's window ends at the server clock minus the safety lag, and the client reads the server
+ * clock from the `Date` header (one-second resolution): so the server clock is moved forward by the
+ * lag plus 1.5 s (the header's second plus a margin). Stop the mutator first — changes made after
+ * this call are stamped on the advanced clock and are too new again.
+ */
+export function ageChangesPastSafetyLag(sim: SimulatorHandle, safetyLagMs = TEST_SAFETY_LAG_MS): Date {
+  return sim.advance(safetyLagMs + 1_500);
+}
+
 export function tempDir(prefix: string): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), `freight-sync-${prefix}-`));
 }
@@ -47,7 +61,7 @@ export function pullConfig(options: PullConfigOptions): FreightSyncConfig {
       defaults: {
         initialFrom: options.sim.options.dataStart,
         lookback: 'PT2M',
-        safetyLag: 'PT2S',
+        safetyLag: `PT${TEST_SAFETY_LAG_MS / 1000}S`,
         maxWindow: 'P30D',
         minWindow: 'PT1S',
         ...(options.streamSettings ?? {}),

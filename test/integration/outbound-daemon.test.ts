@@ -7,7 +7,7 @@ import type { SimulatorHandle } from '../../src/simulator/index.js';
 import { startDaemon } from '../helpers/daemon-harness.js';
 import { csvKey, writeCreatesCsv } from '../helpers/outbound-fixtures.js';
 import { loadsByErpKey, outboundConfig, syncDirectory, withApp } from '../helpers/outbound-harness.js';
-import { latestByKey, readCsvRows, startSim, tempDir } from '../helpers/pull-harness.js';
+import { ageChangesPastSafetyLag, latestByKey, readCsvRows, startSim, tempDir } from '../helpers/pull-harness.js';
 
 async function waitFor(check: () => boolean, ms: number): Promise<void> {
   const deadline = Date.now() + ms;
@@ -44,8 +44,9 @@ describe('outbound inside `run`, and echo marking on the pull side', () => {
     expect([...truth.values()].every((loads) => loads.length === 1)).toBe(true);
 
     // Pull the loads: the ones this daemon created carry origin_outbox_id / origin_erp_key.
-    // The pull window ends at the server clock minus the safety lag (2 s in the test config).
-    await new Promise((r) => setTimeout(r, 4_000));
+    // The pull window ends at the server clock minus the safety lag (2 s in the test config): move
+    // the server clock past it instead of sleeping, so the loads just created are in the window.
+    ageChangesPastSafetyLag(sim);
     await withApp(config, dir, async (app) => {
       await runPass({ ...app, streams: app.streams.filter((s) => s.definition.name === 'loads') }, { command: 'sync', signal: new AbortController().signal });
       const status = await collectStatus(app);

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SimulatorHandle } from '../../src/simulator/index.js';
-import { collectTruth, compareWithTruth, latestByKey, pullConfig, readCsvRows, startSim, syncOnce, tempDir } from '../helpers/pull-harness.js';
+import { ageChangesPastSafetyLag, collectTruth, compareWithTruth, latestByKey, pullConfig, readCsvRows, startSim, syncOnce, tempDir } from '../helpers/pull-harness.js';
 
 let sim: SimulatorHandle | undefined;
 
@@ -46,7 +46,7 @@ describe('pull: invoices', () => {
 
       // Payments, new invoices (loads reaching BILLING), and everything else the mutator does.
       for (let i = 0; i < 10; i += 1) await sim.mutate(100);
-      await new Promise((r) => setTimeout(r, 3500));
+      ageChangesPastSafetyLag(sim);
       const second = await syncOnce(config, dir);
       for (const s of second) expect(s.status, `${s.stream}: ${s.error}`).toBe('ok');
 

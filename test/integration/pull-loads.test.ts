@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SimulatorHandle } from '../../src/simulator/index.js';
-import { collectTruth, compareWithTruth, latestByKey, pullConfig, readCsvRows, startSim, syncOnce, tempDir } from '../helpers/pull-harness.js';
+import { ageChangesPastSafetyLag, collectTruth, compareWithTruth, latestByKey, pullConfig, readCsvRows, startSim, syncOnce, tempDir } from '../helpers/pull-harness.js';
 
 let sim: SimulatorHandle | undefined;
 afterEach(async () => {
@@ -43,7 +43,7 @@ describe('pull: loads into CSV', () => {
 
     // Changes after the interrupted range started: they are beyond its end.
     await sim.mutate(200);
-    await new Promise((r) => setTimeout(r, 3500));
+    ageChangesPastSafetyLag(sim);
     const next = await syncOnce(config, dir);
     expect(next[0]!.status, next[0]!.error ?? '').toBe('ok');
     const truth = await collectTruth(sim, 'loads');

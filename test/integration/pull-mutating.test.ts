@@ -2,7 +2,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SimulatorHandle } from '../../src/simulator/index.js';
 import type { SimOptions } from '../helpers/pull-harness.js';
-import { collectTruth, compareWithTruth, latestByKey, pullConfig, readCsvRows, startSim, syncOnce, tempDir } from '../helpers/pull-harness.js';
+import { ageChangesPastSafetyLag, collectTruth, compareWithTruth, latestByKey, pullConfig, readCsvRows, startSim, syncOnce, tempDir } from '../helpers/pull-harness.js';
 
 /**
  * The acceptance scenario of the pull engine: the simulator's mutator changes records every
@@ -26,9 +26,9 @@ async function scenario(options: SimOptions) {
   const backfill = await syncOnce(config, dir, { backfill: { from: sim.options.dataStart, to: new Date(sim.now().getTime() + 60_000).toISOString() } });
   expect(backfill[0]!.status, backfill[0]!.error ?? '').toBe('ok');
   sim.configure({ mutator: { enabled: false, intervalMs: 100, perTick: 5 } });
-  // Let the last changes fall behind the safety lag (2 s) plus the 1 s resolution of the
-  // server's Date header before the final pass.
-  await new Promise((r) => setTimeout(r, 3500));
+  // The last changes must fall behind the final pass's window end (server clock − safety lag,
+  // read from a Date header of 1 s resolution): move the server clock instead of sleeping.
+  ageChangesPastSafetyLag(sim);
   const final = await syncOnce(config, dir);
   expect(final[0]!.status, final[0]!.error ?? '').toBe('ok');
   const truth = await collectTruth(sim, 'loads');

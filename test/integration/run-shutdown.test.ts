@@ -82,13 +82,19 @@ describe('freight-sync run: shutdown', () => {
     const dir = tempDir('run-sigterm-twice');
     const config = writeConfig(dir, sim);
     const run = runCli(['run', '-c', config], { cwd: dir });
-    // Wait until the daemon is up and stuck in a slow request.
+    // Wait until the daemon is up and stuck in a slow request: one has reached the simulator,
+    // which holds every answer for 3 s.
+    const handle = sim;
     const deadline = Date.now() + 30_000;
-    while (!/daemon running/.test(run.stderr()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    await new Promise((r) => setTimeout(r, 500));
+    while (!(/daemon running/.test(run.stderr()) && handle.stats().requests > 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(run.stderr()).toMatch(/daemon running/);
+    expect(handle.stats().requests).toBeGreaterThan(0);
     const signalledAt = Date.now();
     run.child.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 100));
+    // The second signal only once the first was handled (it logs "draining"): then "aborting" can
+    // only come from the second one (the grace period is 8 s).
+    while (!/draining/.test(run.stderr()) && Date.now() - signalledAt < 3000) await new Promise((r) => setTimeout(r, 20));
+    expect(run.stderr()).toMatch(/draining/);
     run.child.kill('SIGTERM');
     await run.exited;
     expect(Date.now() - signalledAt).toBeLessThan(3000);

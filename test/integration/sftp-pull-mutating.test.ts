@@ -2,7 +2,7 @@ import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SimulatorHandle } from '../../src/simulator/index.js';
-import { collectTruth, compareWithTruth, latestByKey, pullConfig, readCsvRows, startSim, syncOnce, tempDir } from '../helpers/pull-harness.js';
+import { ageChangesPastSafetyLag, collectTruth, compareWithTruth, latestByKey, pullConfig, readCsvRows, startSim, syncOnce, tempDir } from '../helpers/pull-harness.js';
 import { requireService } from '../helpers/services.js';
 import { probeSshd, startSshd, type SshdHandle } from '../helpers/sshd.js';
 
@@ -61,10 +61,10 @@ describe.skipIf(!available)(`pull: ${LOADS} mutating loads into an SFTP drop`, (
     const backfill = await syncOnce(config, dir);
     expect(backfill[0]!.status, backfill[0]!.error ?? '').toBe('ok');
     sim.configure({ mutator: { enabled: false, intervalMs: 100, perTick: 5 } });
-    // Let the last changes fall behind the window end of the final pass: the safety lag (2 s) plus
+    // The last changes must fall behind the window end of the final pass: the safety lag (2 s) plus
     // the 1 s resolution of the HTTP Date header the server clock is read from, plus a margin.
-    // (2.5 s, as in pull-mutating.test.ts, misses a tick in the last ~0.5 s before the stop now and then.)
-    await new Promise((r) => setTimeout(r, 3500));
+    // The server clock is moved that far forward instead of sleeping.
+    ageChangesPastSafetyLag(sim);
     const final = await syncOnce(config, dir);
     expect(final[0]!.status, final[0]!.error ?? '').toBe('ok');
 

@@ -92,6 +92,33 @@ describe('rate limit, faults, clock', () => {
     expect(Math.abs(sim.now().getTime() - (Date.now() + offset))).toBeLessThan(1_000);
   });
 
+  it('advance moves the Date header, new record timestamps and token expiry together; also over /__admin/advance', async () => {
+    const sim = await start({ loads: 50, accessTokenTtlMs: 60_000 });
+    const { access } = await retrieveToken(sim);
+    const serverDate = async () => Date.parse((await fetch(`${sim.baseUrl}/loads?limit=1`, { headers: bearer(access) })).headers.get('date') as string);
+    const before = sim.now().getTime();
+    const dateBefore = await serverDate();
+    expect(sim.advance(30_000).getTime() - before).toBeGreaterThanOrEqual(30_000);
+    // The Date header has one-second resolution.
+    expect((await serverDate()) - dateBefore).toBeGreaterThanOrEqual(29_000);
+    await sim.mutate(1);
+    const stamps: number[] = [];
+    for await (const e of sim.truth('webhookEvents')) stamps.push(Date.parse(String(e.createdAt)));
+    expect(stamps.length).toBeGreaterThan(0);
+    for (const at of stamps) expect(at).toBeGreaterThanOrEqual(before + 30_000);
+    // The token is still valid after 30 s of its 60 …
+    expect((await fetch(`${sim.baseUrl}/loads?limit=1`, { headers: bearer(access) })).status).toBe(200);
+    // … and expired after 31 more, moved over the admin endpoint.
+    const admin = await fetch(`${sim.adminUrl}/advance?ms=31000`, { method: 'POST' });
+    expect(admin.status).toBe(200);
+    expect(Date.parse(((await admin.json()) as any).now) - before).toBeGreaterThanOrEqual(61_000);
+    expect((await fetch(`${sim.baseUrl}/loads?limit=1`, { headers: bearer(access) })).status).toBe(401);
+    // Forward only: timestamps the simulator wrote must stay non-decreasing.
+    expect(() => sim.advance(-1)).toThrow(RangeError);
+    expect((await fetch(`${sim.adminUrl}/advance?ms=-5`, { method: 'POST' })).status).toBe(400);
+    expect((await fetch(`${sim.adminUrl}/advance`, { method: 'POST' })).status).toBe(400);
+  });
+
   const kinds = ['500', '502', '503', 'html', 'drop', 'slow', 'truncated'] as const;
   for (const kind of kinds) {
     it(`fault ${kind}`, async () => {
@@ -109,15 +136,24 @@ describe('rate limit, faults, clock', () => {
       if (kind === 'drop') {
         expect(error).toBeDefined();
       } else if (kind === 'truncated') {
-        let text = '';
-        let readError: unknown;
-        try {
-          expect(res?.status).toBe(200);
-          text = await (res as Response).text();
-        } catch (e) {
-          readError = e;
+        // The head is intact: a 200 that looks like any other answer.
+        expect(error).toBeUndefined();
+        expect(res?.status).toBe(200);
+        const declared = Number(res!.headers.get('content-length'));
+        // The body is cut short. Either Content-Length is honest about the cut (the read completes
+        // but the JSON does not parse), or it promises the whole body and the socket closes
+        // mid-body (the read fails). A complete, parseable body fails the test either way.
+        const read = await res!.arrayBuffer().then(
+          (buffer) => ({ ok: true as const, bytes: Buffer.from(buffer) }),
+          (failure: unknown) => ({ ok: false as const, failure }),
+        );
+        if (read.ok) {
+          expect(read.bytes.length).toBe(declared);
+          expect(() => JSON.parse(read.bytes.toString('utf8'))).toThrow();
+        } else {
+          // undici reports a body that ended before Content-Length as `TypeError: terminated`.
+          expect(read.failure).toBeInstanceOf(TypeError);
         }
-        if (!readError) expect(() => JSON.parse(text)).toThrow();
       } else if (kind === 'slow') {
         expect(res?.status).toBe(200);
         expect(Date.now() - started).toBeGreaterThanOrEqual(290);
@@ -180,7 +216,8 @@ describe('webhooks', () => {
     try {
       const sim = await start({ loads: 100, webhooks: { url: `http://127.0.0.1:${port}/hook`, secret: 's3cret' } });
       await sim.mutate(5);
-      await new Promise((r) => setTimeout(r, 1500));
+      // Every queued event delivered (the first after one retry) or given up on.
+      await sim.webhooksIdle();
       expect(received.length).toBeGreaterThan(0);
       for (const r of received) {
         expect(r.type).toMatch(/application\/json/);
@@ -191,6 +228,8 @@ describe('webhooks', () => {
       expect(events[0].response.statusCode).toBe(200); // first attempt failed, the retry succeeded
       expect(events[0].webhookUrl).toBe(`http://127.0.0.1:${port}/hook`);
       expect(sim.stats().webhooksFailed).toBe(1);
+      expect(sim.stats().webhooksGivenUp).toBe(0);
+      expect(sim.stats().webhooksSent).toBe(events.length);
       expect(sim.stats().webhooksSent).toBeGreaterThan(0);
       const first = JSON.parse(received[0]?.body ?? '{}');
       expect(first.eventType ?? first.data?.eventType).toBeTruthy();

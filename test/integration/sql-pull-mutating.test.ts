@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SimulatorHandle } from '../../src/simulator/index.js';
-import { collectTruth, compareWithTruth, pullConfig, startSim, syncOnce, tempDir, type CsvRow } from '../helpers/pull-harness.js';
+import { ageChangesPastSafetyLag, collectTruth, compareWithTruth, pullConfig, startSim, syncOnce, tempDir, type CsvRow } from '../helpers/pull-harness.js';
 import { availableTargets, createTarget, type SqlTarget, type TargetKind } from '../helpers/sql-targets.js';
 
 /**
@@ -69,10 +69,10 @@ describe.each(['sqlite', 'postgres', 'mariadb'] as TargetKind[])(`pull ${LOADS} 
 
   async function settleAndFinish(s: SimulatorHandle, config: ReturnType<typeof configFor>, dir: string) {
     s.configure({ mutator: { enabled: false, intervalMs: 100, perTick: 5 } });
-    // Let the last changes fall behind the safety lag (2 s) plus the 1 s resolution of the
-    // server's Date header before the final pass; a shorter wait leaves the last changes to the
-    // next pass (not lost — just not read yet when the test compares).
-    await new Promise((r) => setTimeout(r, 3500));
+    // The last changes must fall behind the final pass's window end (server clock − safety lag,
+    // read from a Date header of 1 s resolution), or they are left to the next pass (not lost —
+    // just not read yet when the test compares): move the server clock instead of sleeping.
+    ageChangesPastSafetyLag(s);
     const final = await syncOnce(config, dir);
     expect(final[0]!.status, final[0]!.error ?? '').toBe('ok');
   }

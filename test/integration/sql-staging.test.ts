@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sqlConnector, sqlOptionsSchema } from '../../connectors/sql/index.js';
 import type { ConnectorInstance, InboundUnit } from '../../src/contracts/index.js';
 import { silentLogger } from '../../src/util/logger.js';
@@ -110,8 +110,17 @@ describe.each(['sqlite', 'postgres', 'mariadb'] as TargetKind[])('sql staging so
     expect(first[0]!.requests).toHaveLength(1);
     // The daemon "crashes" here: never calls accepted.
     expect(await s.first.source!.take(never())).toEqual([]);
-    await new Promise((r) => setTimeout(r, 1300));
-    const again = await s.first.source!.take(never());
+    // The claim timeout is measured on the daemon's local clock (claimed_at is written from it):
+    // move that clock 1.3 s forward instead of sleeping. Only Date is faked; the database
+    // driver's timers and sockets run in real time.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    let again: InboundUnit[];
+    try {
+      vi.setSystemTime(Date.now() + 1_300);
+      again = await s.first.source!.take(never());
+    } finally {
+      vi.useRealTimers();
+    }
     expect(again.map((u) => u.id)).toEqual([first[0]!.id]);
     expect(again[0]!.requests[0]!.fields.erp_key).toBe('C1');
     await s.close();

@@ -83,7 +83,8 @@ export function register(program: Command): void {
       [
         '',
         'Prints the base URL, the client id and secret, and the admin URL (/__admin: GET /truth?resource=loads,',
-        'GET /stats, POST /config, POST /mutate?count=N, POST /reset-stats), then serves until stopped.',
+        'GET /stats, POST /config, POST /mutate?count=N, POST /reset-stats, POST /advance?ms=N to move the server',
+        'clock forward), then serves until stopped.',
         '',
         'Example:',
         '  freight-sync simulate --variant brokerage --loads 100000 --rate-limit 20 --fault-rate 0.05 --mutate-every 500',

@@ -1,0 +1,195 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { parse } from 'csv-parse/sync';
+import { stringify } from 'yaml';
+import { startSimulator } from '../src/simulator/index.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const CLI = path.resolve(here, '../src/cli/bin.js');
+const SECRET = 'bench-webhook-secret-5d1e';
+/** The simulator stamps a tie group of loads with one time and emits each event a moment later. */
+const TIE_TOLERANCE_MS = 100;
+
+export interface WebhookLatencyResult {
+  /** Load events the simulator emitted (each one a change a webhook announced). */
+  loadEvents: number;
+  /** How fast the mutator produced them. */
+  eventsPerSecond: number;
+  p50Ms: number;
+  p95Ms: number;
+  maxMs: number;
+  /** Load events whose change never reached the CSV sink (must be 0). */
+  missing: number;
+}
+
+/**
+ * Webhook latency end to end: `freight-sync run` (a child process, webhooks on, polling off with a
+ * yearly cron, the CSV connector with its DEFAULT mappings) receives the simulator's signed
+ * webhooks while the mutator changes loads at a steady pace. Latency per load event = mtime of the
+ * first CSV file holding the changed load at or after the change − the event's createdAt (server
+ * clock, same host, no offset). Moved here from the integration suite: a timed assertion does not
+ * belong in tests that run on a loaded machine; the test keeps asserting that every change arrives.
+ */
+export async function benchWebhookLatency(options: { changes?: number; intervalMs?: number; perTick?: number } = {}): Promise<WebhookLatencyResult> {
+  const changes = options.changes ?? 1000;
+  const mutator = { intervalMs: options.intervalMs ?? 100, perTick: options.perTick ?? 5 };
+  const sim = await startSimulator({ variant: 'main', seed: 11, loads: 3000, clientId: 'bench', clientSecret: 'bench-secret' });
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'freight-sync-bench-webhooks-'));
+  const out = path.join(dir, 'out');
+  const statePath = path.join(dir, 'state.sqlite');
+  const port = await freePort();
+  const webhookPath = '/webhooks/freight';
+  let child: ReturnType<typeof spawn> | undefined;
+  let stderr = '';
+  try {
+    const configFile = path.join(dir, 'bench.yaml');
+    fs.writeFileSync(
+      configFile,
+      stringify({
+        api: {
+          variant: 'main',
+          baseUrl: sim.baseUrl,
+          auth: { clientId: 'bench', clientSecret: 'bench-secret' },
+          // The simulator on loopback has no limit; the client's is set high so the refresh
+          // fetches are not what is measured.
+          rateLimit: { requestsPerSecond: 2000, maxInFlight: 4, adaptive: true },
+        },
+        state: { path: statePath },
+        log: { level: 'warn', pretty: false },
+        http: { enabled: false },
+        webhooks: { enabled: true, listen: `127.0.0.1:${port}`, path: webhookPath, secret: SECRET, catchUpInterval: 'PT0S' },
+        sync: {
+          // Polling off while measuring: every row below came through the webhook path.
+          defaults: { schedule: '0 0 1 1 *', initialFrom: sim.options.dataStart },
+          streams: { loads: { enabled: true, sinks: ['out'] }, invoices: { enabled: true, sinks: ['out'] }, events: { enabled: true, sinks: ['out'] } },
+        },
+        // No `mappings`: the default mappings of config/mappings/, as users run them.
+        connectors: { out: { type: 'csv', options: { directory: out } } },
+      }),
+    );
+    child = spawn(process.execPath, [CLI, 'run', '--no-initial-sync', '-c', configFile], { stdio: ['ignore', 'ignore', 'pipe'] });
+    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child!.once('exit', (code) => resolve(code)));
+    const url = `http://127.0.0.1:${port}${webhookPath}`;
+    await until(async () => {
+      if (child!.exitCode !== null) throw new Error(`freight-sync run exited ${child!.exitCode}: ${stderr.slice(-2000)}`);
+      return fetch(url, { method: 'OPTIONS' }).then(
+        (r) => r.arrayBuffer().then(() => true),
+        () => false,
+      );
+    }, 30_000, 'the webhook receiver listens');
+
+    sim.configure({ webhooks: { url, secret: SECRET } });
+    const started = Date.now();
+    sim.configure({ mutator: { enabled: true, ...mutator } });
+    await until(() => (inboxCount(statePath, "family = 'load'") ?? 0) >= changes, 300_000, `${changes} load events received`);
+    const seconds = (Date.now() - started) / 1000;
+    sim.configure({ mutator: { enabled: false, ...mutator } });
+    // Nothing changes any more: every delivery made, then the inbox worked off.
+    await sim.webhooksIdle();
+    await until(() => inboxCount(statePath, "state = 'pending'") === 0, 120_000, 'the inbox is worked off');
+
+    const events: Array<{ ref: string; at: number }> = [];
+    for await (const e of sim.truth('webhookEvents')) {
+      const data = e['data'] as Record<string, unknown> | undefined;
+      if (String(e['eventType']).startsWith('load#') && data?.['reference_number']) events.push({ ref: String(data['reference_number']), at: Date.parse(String(e['createdAt'])) });
+    }
+    const byKey = rowsByKey(out, 'loads');
+    const latencies: number[] = [];
+    let missing = 0;
+    for (const event of events) {
+      const landed = (byKey.get(event.ref) ?? []).filter((r) => r.updated >= event.at - TIE_TOLERANCE_MS).map((r) => r.mtime);
+      if (landed.length === 0) missing++;
+      else latencies.push(Math.min(...landed) - event.at);
+    }
+    child.kill('SIGTERM');
+    await exited;
+    child = undefined;
+    return {
+      loadEvents: events.length,
+      eventsPerSecond: events.length / seconds,
+      p50Ms: percentile(latencies, 50),
+      p95Ms: percentile(latencies, 95),
+      maxMs: latencies.length ? Math.max(...latencies) : Number.NaN,
+      missing,
+    };
+  } finally {
+    child?.kill('SIGKILL');
+    await sim.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Rows of the daemon's webhook inbox matching `where`; undefined while the table does not exist yet. */
+function inboxCount(statePath: string, where: string): number | undefined {
+  if (!fs.existsSync(statePath)) return undefined;
+  const db = new Database(statePath, { readonly: true, fileMustExist: true });
+  try {
+    return (db.prepare(`select count(*) as n from webhook_inbox where ${where}`).get() as { n: number }).n;
+  } catch {
+    return undefined;
+  } finally {
+    db.close();
+  }
+}
+
+/** Every version of every load in the CSV drop, with the mtime of the file holding it. */
+function rowsByKey(outDir: string, table: string): Map<string, Array<{ updated: number; mtime: number }>> {
+  const byKey = new Map<string, Array<{ updated: number; mtime: number }>>();
+  if (!fs.existsSync(outDir)) return byKey;
+  for (const name of fs.readdirSync(outDir)) {
+    if (!name.startsWith(`${table}__`) || !name.endsWith('.csv') || name.endsWith('.errors.csv')) continue;
+    const file = path.join(outDir, name);
+    const mtime = fs.statSync(file).mtimeMs;
+    const rows = parse(fs.readFileSync(file, 'utf8').replace(/^\uFEFF/, ''), { columns: true, skip_empty_lines: true }) as Array<Record<string, string>>;
+    for (const row of rows) {
+      const key = row['record_key'];
+      if (!key) continue;
+      const list = byKey.get(key) ?? [];
+      list.push({ updated: Date.parse(row['_updated_at'] ?? ''), mtime });
+      byKey.set(key, list);
+    }
+  }
+  return byKey;
+}
+
+function percentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+async function until(check: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`bench: not met within ${timeoutMs} ms: ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+// `node dist/bench/webhook-latency.js` runs it alone.
+if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(new URL(import.meta.url).pathname)) {
+  benchWebhookLatency({ changes: Number(process.env['BENCH_WEBHOOK_CHANGES'] ?? 1000) }).then(
+    (result) => process.stdout.write(`${JSON.stringify(result)}\n`),
+    (error: unknown) => {
+      process.stderr.write(`${String(error)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}
