@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { CommandRunner, StepOutcome } from '../../src/outbound/command-runner.js';
 import { ApiNetworkError } from '../../src/api/errors.js';
 import { CommandRunner as RealCommandRunner } from '../../src/outbound/command-runner.js';
@@ -136,16 +136,19 @@ describe('Dispatcher.drain', () => {
     const id = await enqueue(outbox, updateCommand('U1', { referenceNumber: 'R1' }, { notes: 'x' }));
     const runner = new ScriptedRunner(outbox, (_row, call) => (call === 0 ? { type: 'retry', error: 'HTTP 503: busy' } : { type: 'done', result: { referenceNumber: 'R1', loadId: null } }));
     const before = Date.now();
+    // Full jitter (src/util/backoff.ts): the delay is uniform in [0, 60 s]; pinned at the middle so
+    // the test is deterministic (a draw under 1 s would make drain wait for it instead of returning).
+    const random = vi.spyOn(Math, 'random').mockReturnValue(0.5);
     // Backoff of a minute: drain (untilIdle, max wait 1 s) must return instead of sleeping.
-    await dispatcher(runner, { backoff: { base: 60_000, max: 120_000 } }).drain(untilIdle(1_000));
+    await dispatcher(runner, { backoff: { base: 60_000, max: 120_000 } }).drain(untilIdle(1_000)).finally(() => random.mockRestore());
     const after = Date.now();
 
     const retried = await row(id);
     expect(retried).toMatchObject({ state: 'retry', attempts: 1, last_error: 'HTTP 503: busy' });
-    // backoffDelay(1, 60 s) is between half and all of the base (jitter).
+    // Half of the base with the pinned draw: the backoff stored on the row is the one computed.
     const due = Date.parse(retried.next_attempt_at);
     expect(due).toBeGreaterThanOrEqual(before + 30_000);
-    expect(due).toBeLessThanOrEqual(after + 60_000);
+    expect(due).toBeLessThanOrEqual(after + 30_000);
 
     // Another process later (time passed: the row is due): it continues from the stored state.
     await outbox.update(id, { next_attempt_at: new Date(Date.now() - 1).toISOString() });
