@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Page } from '../../src/api/paging.js';
-import { readKeyset, SortOrderError, type KeysetCursor, type KeysetSource } from '../../src/sync/strategies/keyset.js';
+import { keysetCursorSchema, readKeyset, SortOrderError, type KeysetCursor, type KeysetSource } from '../../src/sync/strategies/keyset.js';
 import type { RawRecord } from '../../src/sync/stream-definition.js';
 import { FreightSyncError } from '../../src/util/errors.js';
 import { FakeApi } from '../helpers/fake-api.js';
@@ -46,10 +46,11 @@ class KeysetServer implements KeysetSource {
     return page(sorted.slice(args.skip, args.skip + args.limit));
   }
 
+  /** Updates a row: a new version (records delivered before keep the old one). */
   move(id: string, ms: number): void {
-    const r = this.rows.find((x) => x.id === id);
-    if (!r) throw new Error(`no row ${id}`);
-    r.t = at(ms);
+    const i = this.rows.findIndex((x) => x.id === id);
+    if (i < 0) throw new Error(`no row ${id}`);
+    this.rows[i] = { ...this.rows[i]!, t: at(ms) };
   }
 }
 
@@ -58,6 +59,18 @@ function read(server: KeysetServer, pageSize: number, cursor?: KeysetCursor, fak
 }
 
 const MIN = 60_000;
+
+/** A small seeded generator (mulberry32), so a failing case can be replayed. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
 
 describe('readKeyset', () => {
   it('pages ascending from the last updatedAt seen and delivers every record once', async () => {
@@ -139,20 +152,153 @@ describe('readKeyset', () => {
     expect(keysOf(chunks)).toEqual(['r1', 'r2', 'r3', 'r4', 'r5']);
   });
 
-  // BUG (src/sync/strategies/keyset.ts): after the skip-0 re-read, `seenAtLower` still holds the
-  // record that left, and the re-read page is not followed further. With a full page of ties at
-  // the boundary ([r2 r3 r4] here, limit 3) the next page is again skip = seen.size - 1 = 3 → r5,
-  // mismatch → skip 0 → [r2 r3 r4], all seen → SYNC_NO_PROGRESS, although the server's order is
-  // perfectly stable and r5 is unread. The committed cursor reproduces it on every later run, so
-  // the stream is stuck until the tied records change. Expected: all five records, no error.
-  it.fails('does not report SYNC_NO_PROGRESS when a boundary record left and a full page of ties remains', async () => {
+  // Seen at T: {r1 r2 r3}, and r1 leaves: the re-read from 0 is [r2 r3 r4], a full page at T. The
+  // next offset must count only the delivered records still there (r2 r3 r4 → skip 2 → r4 r5),
+  // not r1 too (skip 3 → r5 alone, mismatch, re-read, nothing new: SYNC_NO_PROGRESS, with r5
+  // never read and the committed cursor repeating it on every later run).
+  it('does not report SYNC_NO_PROGRESS when a boundary record left and a full page of ties remains', async () => {
     const T = T0 + 10 * MIN;
     const server = new KeysetServer([row('r1', T), row('r2', T), row('r3', T), row('r4', T), row('r5', T + MIN)]);
     server.beforeRequest = (n, s) => {
       if (n === 1) s.move('r1', SERVER_NOW + HOUR);
     };
     const chunks = await collect(read(server, 3));
-    expect(keysOf(chunks).sort()).toEqual(['r1', 'r2', 'r3', 'r4', 'r5']);
+    expect(keysOf(chunks)).toEqual(['r1', 'r2', 'r3', 'r4', 'r5']);
+    expect(server.requests.map((r) => [r.from, r.skip])).toEqual([
+      [at(T0), 0],
+      [at(T), 2], // r4 r5: r4 was not delivered, so the offset is not safe
+      [at(T), 0], // r2 r3 r4
+      [at(T), 2], // r4 r5
+    ]);
+    expect(chunks[1]!.cursor.window).toMatchObject({ lower: at(T), seenAtLower: ['r2', 'r3', 'r4'] });
+  });
+
+  it('follows a boundary larger than a page from its start when a record left it, and delivers the one that left at its new updatedAt', async () => {
+    const T = T0 + 10 * MIN;
+    const ids = ['r1', 'r2', 'r3', 'r4', 'r5', 'r6', 'r7', 'r8'];
+    const server = new KeysetServer([...ids.map((id) => row(id, T)), row('r9', T + 2 * MIN)]);
+    server.beforeRequest = (n, s) => {
+      // After r1..r5 were delivered, r1 is updated: it moves inside the range, after the ties.
+      if (n === 2) s.move('r1', T + MIN);
+    };
+    const chunks = await collect(read(server, 3));
+    expect(server.requests.map((r) => [r.from, r.skip])).toEqual([
+      [at(T0), 0], // r1 r2 r3
+      [at(T), 2], // r3 r4 r5
+      [at(T), 4], // r6 r7 r8 (r1 left): r6 was not delivered
+      [at(T), 0], // r2 r3 r4: all delivered, the page does not show where the delivered ones end
+      [at(T), 2], // r4 r5 r6: it does; this is the page delivered
+      [at(T), 4], // r6 r7 r8
+      [at(T), 6], // r8 r1 r9
+      [at(T + 2 * MIN), 0], // r9
+    ]);
+    expect(chunks[2]!.pages).toBe(3);
+    expect(keysOf([chunks[2]!])).toEqual(['r6']);
+    // r1 twice: its first version at T and its update at T+1min; every other record once.
+    expect(keysOf(chunks)).toEqual(['r1', 'r2', 'r3', 'r4', 'r5', 'r6', 'r7', 'r8', 'r1', 'r9']);
+    expect(chunks.flatMap((c) => c.records).filter((r) => r.id === 'r1').map((r) => r.t)).toEqual([at(T), at(T + MIN)]);
+    expect(chunks.at(-1)!.cursor).toEqual({ mode: 'keyset', highWater: at(SERVER_NOW), window: null });
+  });
+
+  it('resumes from a cursor stored by the old code that still counts a record that left (the stuck checkpoint)', async () => {
+    const T = T0 + 10 * MIN;
+    const stored = { mode: 'keyset', highWater: null, window: { from: at(T0), to: at(T0 + HOUR), lower: at(T), seenAtLower: ['r1', 'r2', 'r3', 'r4'] } };
+    const cursor = keysetCursorSchema.parse(JSON.parse(JSON.stringify(stored)));
+    const server = new KeysetServer([row('r1', T0 + 2 * HOUR), row('r2', T), row('r3', T), row('r4', T), row('r5', T + MIN)]);
+    const chunks = await collect(read(server, 3, cursor, new FakeApi('main', SERVER_NOW, false)));
+    expect(server.requests.map((r) => r.skip)).toEqual([3, 0, 2]);
+    expect(keysOf(chunks)).toEqual(['r5']);
+    expect(chunks.at(-1)!.cursor).toEqual({ mode: 'keyset', highWater: at(T0 + HOUR), window: null });
+  });
+
+  it('throws SYNC_NO_PROGRESS when the server ignores the offset while the boundary is followed from its start', async () => {
+    const T = T0;
+    const server = new KeysetServer(['r1', 'r2', 'r3', 'r4', 'r5', 'r6'].map((id) => row(id, T)));
+    server.beforeRequest = (n, s) => {
+      if (n === 2) s.move('r1', SERVER_NOW + HOUR);
+    };
+    server.answer = (sorted, args) => {
+      const skip = server.requests.length > 4 ? 0 : args.skip; // from request 5 on, the offset is ignored
+      return page(sorted.slice(skip, skip + args.limit));
+    };
+    const { chunks, error } = await collectUntilError(read(server, 2));
+    expect((error as FreightSyncError).code).toBe('SYNC_NO_PROGRESS');
+    expect(server.requests.map((r) => r.skip)).toEqual([0, 1, 2, 0, 1]);
+    expect(keysOf(chunks)).toEqual(['r1', 'r2', 'r3']);
+  });
+
+  it('throws SYNC_NO_PROGRESS after a few restarts when the boundary keeps changing under the offset', async () => {
+    const T = T0;
+    const server = new KeysetServer(['r1', 'r2', 'r3', 'r4', 'r5', 'r6'].map((id) => row(id, T)));
+    server.beforeRequest = (n, s) => {
+      if (n === 2) s.move('r1', SERVER_NOW + HOUR);
+    };
+    // From request 3 on, every answer at an offset starts one record too far.
+    server.answer = (sorted, args) => {
+      const skip = server.requests.length > 2 && args.skip > 0 ? args.skip + 1 : args.skip;
+      return page(sorted.slice(skip, skip + args.limit));
+    };
+    const { chunks, error } = await collectUntilError(read(server, 2));
+    expect((error as FreightSyncError).code).toBe('SYNC_NO_PROGRESS');
+    expect(server.requests.map((r) => r.skip)).toEqual([0, 1, 2, 0, 1, 0, 1, 0, 1, 0, 1]);
+    expect(keysOf(chunks)).toEqual(['r1', 'r2', 'r3']);
+  });
+
+  it('loses nothing and never stops while records at shared timestamps are updated at random during paging (stable order)', async () => {
+    for (let seed = 1; seed <= 300; seed += 1) {
+      const rnd = prng(seed);
+      const rows = Array.from({ length: 5 + Math.floor(rnd() * 25) }, (_, i) => row(`r${String(i).padStart(2, '0')}`, T0 + (1 + Math.floor(rnd() * 3)) * MIN));
+      const server = new KeysetServer(rows);
+      let now = T0 + 5 * HOUR;
+      server.beforeRequest = (_n, s) => {
+        if (rnd() < 0.4) {
+          const victim = s.rows[Math.floor(rnd() * s.rows.length)]!;
+          now += 1000;
+          // Mostly an update inside the range (read again later), sometimes past its end.
+          s.move(victim.id, rnd() < 0.8 ? now : SERVER_NOW + HOUR);
+        }
+      };
+      const chunks = await collect(read(server, 2 + Math.floor(rnd() * 4)));
+      const delivered = chunks.flatMap((c) => c.records).map((r) => `${String(r.id)}@${String(r.t)}`);
+      const expected = server.rows.filter((r) => Date.parse(r.t) <= SERVER_NOW).map((r) => `${r.id}@${r.t}`);
+      expect(expected.filter((v) => !delivered.includes(v)), `seed ${seed}: lost`).toEqual([]);
+      expect(new Set(delivered).size, `seed ${seed}: a version delivered twice`).toBe(delivered.length);
+    }
+  });
+
+  it('terminates when the server answers ties in a different order on every request', async () => {
+    for (let seed = 1; seed <= 100; seed += 1) {
+      const rnd = prng(seed);
+      const server = new KeysetServer(Array.from({ length: 12 }, (_, i) => row(`r${i}`, T0 + (1 + Math.floor(rnd() * 2)) * MIN)));
+      server.answer = (sorted, args) => {
+        const shuffled = [...sorted].sort((a, b) => Date.parse(a.t) - Date.parse(b.t) || rnd() - 0.5);
+        return page(shuffled.slice(args.skip, args.skip + args.limit));
+      };
+      try {
+        await collect(read(server, 3));
+      } catch (error) {
+        expect((error as FreightSyncError).code, `seed ${seed}`).toBe('SYNC_NO_PROGRESS');
+      }
+      expect(server.requests.length, `seed ${seed}`).toBeLessThan(500);
+    }
+  });
+
+  it('throws SYNC_NO_PROGRESS when a record found to have left the boundary is back there (unstable order), instead of cycling', async () => {
+    // The order of the ties at T cycles with the request number. Request 2 (from 0) shows a d b:
+    // c looks as if it had left. Request 4 shows a b c: c is back. Delivering c again would make
+    // requests 5..8 repeat 1..4 for ever.
+    const T = T0 + MIN;
+    const server = new KeysetServer([row('a', T), row('b', T), row('c', T), row('d', T), row('e', T + MIN)]);
+    const orders = [['a', 'b', 'c', 'd'], ['a', 'b', 'd', 'c'], ['a', 'd', 'b', 'c'], ['a', 'b', 'c', 'd']];
+    server.answer = (sorted, args) => {
+      const order = [...orders[(server.requests.length - 1) % 4]!, 'e'];
+      const ordered = order.map((id) => sorted.find((r) => r.id === id)!).filter(Boolean);
+      return page(ordered.slice(args.skip, args.skip + args.limit));
+    };
+    const { chunks, error } = await collectUntilError(read(server, 3));
+    expect((error as FreightSyncError).code).toBe('SYNC_NO_PROGRESS');
+    expect(server.requests.map((r) => r.skip)).toEqual([0, 2, 0, 2, 0]);
+    expect(keysOf(chunks)).toEqual(['a', 'b', 'c', 'd']);
   });
 
   it('throws SortOrderError (SYNC_SORT_IGNORED) when the server ignores the ascending sort', async () => {

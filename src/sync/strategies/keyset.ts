@@ -9,7 +9,9 @@ import { ensureServerClock, runRange } from '../window-plan.js';
  * Keyset paging on updatedAt (design §2.1) for endpoints that honour `sortBy` ascending on
  * updatedAt: each page starts at the last updatedAt seen (inclusive), so records updated while
  * paging cannot shift unread records onto pages already read. Records sharing the boundary
- * timestamp are skipped by id, with the check below guarding the offset used to skip them.
+ * timestamp are skipped by offset, with the check below guarding that offset; when a boundary
+ * record has left (it was updated), the boundary is read again from its start and only the
+ * delivered records still there are counted, so the offset never overshoots an unread record.
  */
 export const keysetCursorSchema = z.strictObject({
   mode: z.literal('keyset'),
@@ -57,40 +59,88 @@ export async function* readKeyset(
     state = { ...state, window: { from: range.from, to: range.to, lower: range.from, seenAtLower: [] } };
   }
   const limit = env.pageSize;
+  // Keys found to have left the boundary in this run (see below); they are no longer counted in
+  // the offset, but a record that shows up under one of them at `lower` again is not new.
+  let left = { lower: '', keys: new Set<string>() };
   for (;;) {
     const window = state.window!;
     const seen = new Set(window.seenAtLower);
     const lowerMs = toMs(window.lower)!;
-    // Skip the boundary records already delivered, all but one: the one left in must come back
-    // first, which proves that none of the skipped positions held an unseen record.
+    if (left.lower !== window.lower) left = { lower: window.lower, keys: new Set() };
+    const atLower = (r: RawRecord) => toMs(source.updatedAt(r)) === lowerMs;
+    const delivered = (r: RawRecord) => atLower(r) && seen.has(source.key(r));
+    const startsDelivered = (p: Page<RawRecord>) => p.items[0] !== undefined && delivered(p.items[0]);
+    const fetchAt = (skip: number) => source.fetch({ from: window.lower, to: window.to, skip, limit, signal });
+
+    // The records at `lower` keep the server's (stable) order and can only leave it (an update
+    // moves updatedAt forward), so the delivered ones are always the first of them. Skip them, all
+    // but one: the one left in must come back first, which proves (delivered ones being first)
+    // that none of the skipped positions held an unseen record.
     let skip = Math.max(0, seen.size - 1);
     let pages = 1;
-    let page = await source.fetch({ from: window.lower, to: window.to, skip, limit, signal });
-    const first = page.items[0];
-    if (skip > 0 && (!first || !seen.has(source.key(first)) || toMs(source.updatedAt(first)) !== lowerMs)) {
+    let page = await fetchAt(skip);
+    if (skip > 0 && !startsDelivered(page)) {
       // A boundary record left the range since it was read: the offset is no longer safe.
       skip = 0;
       pages += 1;
-      page = await source.fetch({ from: window.lower, to: window.to, skip: 0, limit, signal });
+      page = await fetchAt(skip);
     }
     assertAscending(stream, page.items, source);
 
-    const fresh = page.items.filter((r) => !(toMs(source.updatedAt(r)) === lowerMs && seen.has(source.key(r))));
-    const received = page.items.length + page.rejected.length;
+    // Read from the start of the boundary, a full page of delivered records does not say where
+    // the delivered ones end (some of those skipped before may have left): follow the boundary
+    // from the page's last record, as the offset does, collecting the delivered records still
+    // there, until a page brings something else. Each page must bring a delivered record not met
+    // before, so this ends within `seenAtLower`.
+    const fromStart = skip === 0;
+    const stillThere = new Set<string>();
+    let restarts = 0;
+    while (fromStart && isFull(page, limit) && page.items.every(delivered)) {
+      const before = stillThere.size;
+      for (const r of page.items) stillThere.add(source.key(r));
+      if (stillThere.size === before) throw noProgress(stream, window.lower);
+      skip += lastItemPosition(page);
+      pages += 1;
+      page = await fetchAt(skip);
+      if (!startsDelivered(page)) {
+        // Another boundary record left meanwhile (or the order is not stable): start over.
+        restarts += 1;
+        if (restarts > MAX_RESTARTS) throw noProgress(stream, window.lower);
+        skip = 0;
+        stillThere.clear();
+        pages += 1;
+        page = await fetchAt(skip);
+      }
+      assertAscending(stream, page.items, source);
+    }
+
+    const fresh = page.items.filter((r) => !(atLower(r) && (seen.has(source.key(r)) || left.keys.has(source.key(r)))));
     const batchId = `${window.from}_${window.to}_${window.lower}_${skip}`;
 
     let next: KeysetCursor;
-    if (received < limit) {
+    if (!isFull(page, limit)) {
       next = { mode: 'keyset', highWater: window.to, window: null };
     } else {
       const lastMs = lastUpdatedMs(page.items, source) ?? lowerMs;
       const atLast = page.items.filter((r) => toMs(source.updatedAt(r)) === lastMs).map((r) => source.key(r));
-      const seenAtLower = lastMs === lowerMs ? [...new Set([...seen, ...atLast])] : [...new Set(atLast)];
-      if (lastMs === lowerMs && seenAtLower.length === seen.size && fresh.length === 0) {
-        throw new FreightSyncError(
-          'SYNC_NO_PROGRESS',
-          `stream ${stream}: a full page at updatedAt ${window.lower} brought nothing new; the server's order within equal timestamps is not stable`,
-        );
+      let seenAtLower: string[];
+      if (lastMs !== lowerMs) {
+        seenAtLower = [...new Set(atLast)];
+      } else {
+        // A full page at the boundary must bring a record not delivered before, or the next
+        // request would be this one again.
+        if (fresh.length === 0) throw noProgress(stream, window.lower);
+        if (fromStart) {
+          // The pages read from the start reached past the delivered records: those not met
+          // there have left (they come back with their new updatedAt) and must not be counted
+          // in the offset, which would overshoot by them.
+          const counted = new Set([...stillThere, ...atLast]);
+          for (const key of seen) if (!counted.has(key)) left.keys.add(key);
+          seenAtLower = [...counted];
+        } else {
+          // The page started with a delivered record, so `seen` are exactly the records before it.
+          seenAtLower = [...new Set([...seen, ...atLast])];
+        }
       }
       next = { ...state, window: { ...window, lower: iso(lastMs), seenAtLower } };
     }
@@ -98,6 +148,28 @@ export async function* readKeyset(
     state = next;
     if (!state.window) return;
   }
+}
+
+/** Times one step starts over from the boundary because a record left it while it was followed. */
+const MAX_RESTARTS = 3;
+
+function isFull(page: Page<RawRecord>, limit: number): boolean {
+  return page.items.length + page.rejected.length >= limit;
+}
+
+/** Offset of the page's last valid record within the page (rejected elements hold positions too). */
+function lastItemPosition(page: Page<RawRecord>): number {
+  const rejected = new Set(page.rejected.map((r) => r.index));
+  let position = page.items.length + page.rejected.length - 1;
+  while (position > 0 && rejected.has(position)) position -= 1;
+  return position;
+}
+
+function noProgress(stream: string, lower: string): FreightSyncError {
+  return new FreightSyncError(
+    'SYNC_NO_PROGRESS',
+    `stream ${stream}: a full page at updatedAt ${lower} brought nothing new; the server's order within equal timestamps is not stable, or more records share that instant than a page can move past`,
+  );
 }
 
 function lastUpdatedMs(items: RawRecord[], source: KeysetSource): number | null {
