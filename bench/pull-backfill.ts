@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { startSimulator } from '../src/simulator/index.js';
+import { simulatorApiConfig } from './simulator-api-config.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const CLI = path.resolve(here, '../src/cli/bin.js');
@@ -69,12 +70,7 @@ export async function benchBackfill(options: {
     fs.writeFileSync(
       configFile,
       stringify({
-        api: {
-          variant: 'main',
-          baseUrl: sim.baseUrl,
-          auth: { clientId: sim.options.clientId, clientSecret: sim.options.clientSecret },
-          rateLimit: { requestsPerSecond: options.clientRate ?? 100_000, maxInFlight: 1, adaptive: true },
-        },
+        api: simulatorApiConfig(sim, { requestsPerSecond: options.clientRate ?? 100_000, maxInFlight: 1 }),
         state: { path: path.join(dir, 'state.sqlite') },
         log: { level: 'warn', pretty: false },
         sync: { defaults: { initialFrom: sim.options.dataStart, safetyLag: 'PT2S' }, streams: { loads: { enabled: true, sinks: ['out'] } } },

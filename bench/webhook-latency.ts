@@ -8,6 +8,7 @@ import Database from 'better-sqlite3';
 import { parse } from 'csv-parse/sync';
 import { stringify } from 'yaml';
 import { startSimulator } from '../src/simulator/index.js';
+import { simulatorApiConfig } from './simulator-api-config.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const CLI = path.resolve(here, '../src/cli/bin.js');
@@ -51,14 +52,9 @@ export async function benchWebhookLatency(options: { changes?: number; intervalM
     fs.writeFileSync(
       configFile,
       stringify({
-        api: {
-          variant: 'main',
-          baseUrl: sim.baseUrl,
-          auth: { clientId: 'bench', clientSecret: 'bench-secret' },
-          // The simulator on loopback has no limit; the client's is set high so the refresh
-          // fetches are not what is measured.
-          rateLimit: { requestsPerSecond: 2000, maxInFlight: 4, adaptive: true },
-        },
+        // The simulator on loopback has no limit; the client's is set high so the refresh
+        // fetches are not what is measured.
+        api: simulatorApiConfig(sim, { requestsPerSecond: 2000, maxInFlight: 4 }),
         state: { path: statePath },
         log: { level: 'warn', pretty: false },
         http: { enabled: false },

@@ -1,11 +1,11 @@
 import { FreightSyncError } from '../util/errors.js';
-import type { SyncRecord } from '../contracts/index.js';
+import type { MappingProblem } from '../contracts/index.js';
 
 /**
  * A record that could not be mapped. The message names stream, key, column and value, e.g.
  * `stream loads, key M000123, column created_at: cannot parse date "yesterday"`.
  */
-export class MappingError extends FreightSyncError {
+export class MappingError extends FreightSyncError implements MappingProblem {
   readonly stream: string;
   readonly key: string;
   readonly table: string;

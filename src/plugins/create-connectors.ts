@@ -1,6 +1,5 @@
 import type { Logger } from '../util/logger.js';
 import { ConfigError, FreightSyncError, describeError } from '../util/errors.js';
-import type { StreamMapping } from '../mapping/compile-mapping.js';
 import { createStreamMapper } from '../mapping/stream-mapper.js';
 import type { ConnectorFactory, ConnectorInstance } from '../contracts/index.js';
 import { prepareConnectors, type ConnectorConfigEntry, type PrepareConnectorsOptions, type PreparedConnector } from './prepare-connectors.js';
@@ -14,11 +13,9 @@ export interface CreateConnectorsOptions extends PrepareConnectorsOptions {
   readonly signal?: AbortSignal;
 }
 
-export interface ConnectorHandle {
-  readonly name: string;
-  readonly factory: ConnectorFactory<unknown>;
+/** A started connector: what was prepared, plus the instance created from it. */
+export interface ConnectorHandle extends Pick<PreparedConnector, 'name' | 'factory' | 'mappings'> {
   readonly instance: ConnectorInstance;
-  readonly mappings: ReadonlyMap<string, StreamMapping>;
 }
 
 export interface ConnectorSet {

@@ -12,7 +12,7 @@ export function register(program: Command): void {
     .option('--no-initial-sync', 'wait for each stream\'s first cron tick instead of syncing at start')
     .addHelpText(
       'after',
-      '\nSIGTERM/SIGINT: the first finishes the current batch of every stream, commits its checkpoint and exits\n(within 10 s); a second one aborts at once.',
+      '\nSIGTERM/SIGINT: the first finishes the current batch of every stream, commits its checkpoint and exits\n(within 10 s); a second one aborts at once. A service loop that keeps failing (outbound dispatch or\npoll, webhook processing; see `supervision` in the config) stops the daemon with exit 1, naming the\nservice and the error.',
     )
     .action(async (options: { initialSync: boolean }, command: Command) => {
       const runtime = await prepareCommand(command);

@@ -15,6 +15,10 @@ export function register(program: Command): void {
   program
     .command('validate-config')
     .description('Validate the config file and print the effective config (defaults applied, secrets masked).')
+    .addHelpText(
+      'after',
+      '\nChecks the whole deployment without creating anything: schema, stream options and page sizes, connector\noptions and capabilities, mappings, webhooks. Every other command runs the same check first. Exit 2\nnames the file and the path of every problem.',
+    )
     .action(async (_options: unknown, command: Command) => {
       const loaded = await loadConfig({ configPath: globalOptions(command).config });
       await validateDeployment(loaded);
