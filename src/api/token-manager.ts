@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import { isAbortError, sleep } from '../util/abort.js';
 import type { Logger } from '../util/logger.js';
 import { registerSecret } from '../util/secrets.js';
 import { ApiAuthError, ApiError } from './errors.js';
@@ -31,18 +33,33 @@ export interface TokenManagerOptions {
   clock: ServerClock;
   refreshBeforeExpiryMs: number;
   logger: Logger;
+  /** How long a refresh may hold the account's cross-process lock (default 60 s). */
+  refreshLockTtlMs?: number;
+  /** How often a process waiting for another's refresh looks at the store (default 250 ms). */
+  refreshLockPollMs?: number;
 }
+
+const DEFAULT_LOCK_TTL_MS = 60_000;
+const DEFAULT_LOCK_POLL_MS = 250;
 
 /**
  * The token lifecycle of spec §5. One refresh at a time (single-flight): concurrent callers share
  * the refresh in progress, which matters doubly on brokerage where two parallel refreshes would
  * each rotate the refresh token and one of them would be left holding a dead one.
+ *
+ * The store is shared with other processes (`run` beside a `backfill`, replicas): a refresh
+ * takes the account's lock in the store, re-reads the tokens under it and adopts them when
+ * another process refreshed meanwhile — only then calls the API, with a deadline shorter than
+ * the lock. A rejected refresh token is never the end before the store was read again.
  */
 export class TokenManager {
   private current: StoredTokens | undefined;
   private loading: Promise<void> | undefined;
   private refreshing: Promise<string> | undefined;
+  private readonly holder = `${process.pid}:${randomUUID()}`;
   refreshCount = 0;
+  /** Refreshes avoided because another process had already stored newer tokens. */
+  adoptedFromStore = 0;
 
   constructor(private readonly options: TokenManagerOptions) {}
 
@@ -64,7 +81,7 @@ export class TokenManager {
     const token = this.current?.accessToken;
     if (token && token !== rejectedToken) return token;
     if (this.current) this.current = { ...this.current, accessToken: null, accessExpiresAt: null };
-    return this.refresh(signal);
+    return this.refresh(signal, rejectedToken);
   }
 
   /** Current state, for `status` and tests (never logged). */
@@ -109,16 +126,80 @@ export class TokenManager {
     return this.options.clock.now().getTime() >= expiresAt - margin;
   }
 
-  private refresh(signal?: AbortSignal): Promise<string> {
+  private refresh(signal?: AbortSignal, rejectedToken?: string): Promise<string> {
     if (!this.refreshing) {
-      this.refreshing = this.doRefresh(signal).finally(() => {
+      this.refreshing = this.refreshUnderLock(signal, rejectedToken).finally(() => {
         this.refreshing = undefined;
       });
     }
     return this.refreshing;
   }
 
-  private async doRefresh(signal?: AbortSignal): Promise<string> {
+  private async refreshUnderLock(signal: AbortSignal | undefined, rejectedToken: string | undefined): Promise<string> {
+    const { store, account, logger } = this.options;
+    const ttlMs = this.options.refreshLockTtlMs ?? DEFAULT_LOCK_TTL_MS;
+    const waited = await this.takeRefreshLock(ttlMs, signal, rejectedToken);
+    if (waited !== undefined) return waited;
+    try {
+      // Under the lock: another process may have refreshed since these tokens were loaded.
+      const adopted = await this.adoptNewerStored(rejectedToken);
+      if (adopted !== undefined) return adopted;
+      // The API call must end before the lock can be taken over by someone else.
+      const deadline = AbortSignal.timeout(Math.max(1_000, ttlMs - 10_000));
+      try {
+        return await this.doRefresh(signal ? AbortSignal.any([signal, deadline]) : deadline, rejectedToken);
+      } catch (error) {
+        if (deadline.aborted && !signal?.aborted && isAbortError(error)) {
+          throw new ApiAuthError(`the token refresh of ${account} did not finish within ${Math.round((ttlMs - 10_000) / 1000)} s`, { cause: error });
+        }
+        throw error;
+      }
+    } finally {
+      await store.releaseRefreshLock?.(account, this.holder).catch((error: unknown) => logger.warn({ err: error }, 'could not release the token refresh lock; it expires on its own'));
+    }
+  }
+
+  /**
+   * Takes the account's refresh lock. While another process holds it, waits for its result in
+   * the store and returns that access token instead (undefined once the lock is ours).
+   */
+  private async takeRefreshLock(ttlMs: number, signal: AbortSignal | undefined, rejectedToken: string | undefined): Promise<string | undefined> {
+    const { store, account, logger } = this.options;
+    if (!store.acquireRefreshLock) return undefined;
+    let announced = false;
+    for (;;) {
+      if (await store.acquireRefreshLock(account, this.holder, ttlMs)) return undefined;
+      if (!announced) logger.debug('another process is refreshing the tokens of this account; waiting for its result');
+      announced = true;
+      // Polling the shared store is the only way to hear from another process.
+      await sleep(this.options.refreshLockPollMs ?? DEFAULT_LOCK_POLL_MS, signal);
+      const adopted = await this.adoptNewerStored(rejectedToken);
+      if (adopted !== undefined) return adopted;
+    }
+  }
+
+  /**
+   * Adopts the stored tokens when they differ from the ones held (another process refreshed):
+   * the newest refresh token always wins, since on brokerage the one held may be dead. Returns
+   * the stored access token when it is usable (not the one just rejected, not about to expire).
+   */
+  private async adoptNewerStored(rejectedToken: string | undefined): Promise<string | undefined> {
+    const stored = await this.options.store.load(this.options.account);
+    if (!stored || (!stored.accessToken && !stored.refreshToken)) return undefined;
+    const held = this.current;
+    if (held && stored.refreshToken === held.refreshToken && stored.accessToken === held.accessToken) return undefined;
+    registerSecret(stored.accessToken);
+    registerSecret(stored.refreshToken);
+    this.current = stored;
+    if (stored.accessToken && stored.accessToken !== rejectedToken && !this.expiresSoon(stored)) {
+      this.adoptedFromStore += 1;
+      this.options.logger.debug('adopted tokens another process refreshed');
+      return stored.accessToken;
+    }
+    return undefined;
+  }
+
+  private async doRefresh(signal: AbortSignal, rejectedToken: string | undefined, storeRereadDone = false): Promise<string> {
     const { variant, credentials, endpoints, logger } = this.options;
     const refreshToken = this.current?.refreshToken ?? null;
     const hasClientCredentials = 'clientId' in credentials;
@@ -140,6 +221,16 @@ export class TokenManager {
       } catch (error) {
         const rejected = error instanceof ApiError && (error.status === 401 || error.status === 403);
         if (!rejected) throw error;
+        // Someone outside the lock (an older version, a lock that expired) may have rotated the
+        // token: the store holds the live one then.
+        if (!storeRereadDone) {
+          const adopted = await this.adoptNewerStored(rejectedToken);
+          if (adopted !== undefined) return adopted;
+          if (this.current?.refreshToken && this.current.refreshToken !== refreshToken) {
+            logger.warn('the refresh token was rejected but the store holds a newer one; refreshing with it');
+            return this.doRefresh(signal, rejectedToken, true);
+          }
+        }
         if (!hasClientCredentials) {
           throw new ApiAuthError(
             `the refresh token was rejected (HTTP ${error.status}) and no clientId/clientSecret is configured: ` +

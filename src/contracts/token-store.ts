@@ -15,4 +15,12 @@ export interface TokenStore {
   load(account: string): Promise<StoredTokens | undefined>;
   save(account: string, tokens: StoredTokens): Promise<void>;
   clear(account: string): Promise<void>;
+  /**
+   * Optional, for stores several processes share: takes the account's refresh lock for `holder`
+   * until `ttlMs` from now, or takes it over when it expired. Resolves false while another holder
+   * has it. Without it, refreshes are serialised within the process only.
+   */
+  acquireRefreshLock?(account: string, holder: string, ttlMs: number): Promise<boolean>;
+  /** Releases the lock if `holder` still has it. */
+  releaseRefreshLock?(account: string, holder: string): Promise<void>;
 }

@@ -17,12 +17,15 @@ export type TokenKind = 'access' | 'refresh';
 export class AuthService {
   private readonly key = randomBytes(32);
   private activeRefresh: string | null = null;
+  /** Refresh tokens rotated away or revoked: presenting one again is counted (a client bug). */
+  private readonly retiredRefresh = new Set<string>();
 
   constructor(
     private readonly clock: ServerClock,
     private readonly credentials: { clientId: string; clientSecret: string },
     private readonly accessTtlMs: () => number,
     private readonly onIssue: () => void,
+    private readonly onRetiredRefreshUse: () => void = () => {},
   ) {}
 
   private sign(kind: TokenKind, ttlMs: number | null): string {
@@ -69,6 +72,7 @@ export class AuthService {
   }
 
   private requireRefresh(bearer: string | undefined): void {
+    if (bearer && this.retiredRefresh.has(bearer)) this.onRetiredRefreshUse();
     if (!bearer || bearer !== this.activeRefresh || !this.verify(bearer, 'refresh')) {
       throw new HttpError(401, 'refresh token is invalid or has been replaced');
     }
@@ -83,6 +87,7 @@ export class AuthService {
   /** `GET /generate-new-token`: new access token and a new refresh token; the old one dies now. */
   rotate(bearer: string | undefined): { token: string; refresh_token: string; tokenType: 'public' } {
     this.requireRefresh(bearer);
+    this.retiredRefresh.add(bearer!);
     this.activeRefresh = this.sign('refresh', null);
     return { token: this.sign('access', this.accessTtlMs()), refresh_token: this.activeRefresh, tokenType: 'public' };
   }
@@ -93,6 +98,7 @@ export class AuthService {
   }
 
   revokeRefreshTokens(): void {
+    if (this.activeRefresh) this.retiredRefresh.add(this.activeRefresh);
     this.activeRefresh = null;
   }
 }

@@ -29,6 +29,8 @@ export async function startSimulator(input: Partial<SimulatorOptions> = {}): Pro
   const changes = new Changes(store, () => options.webhooks?.url ?? null);
   const auth = new AuthService(clock, { clientId: options.clientId, clientSecret: options.clientSecret }, () => options.accessTokenTtlMs, () => {
     stats.current.tokensIssued++;
+  }, () => {
+    stats.current.retiredRefreshTokenUses++;
   });
   const limiter = new RateLimiter(options.rateLimit);
   const faults = new FaultInjector(options.seed, () => options.faults);

@@ -6,6 +6,8 @@ export interface SimulatorStats {
   faults: Record<string, number>;
   ambiguousCreates: number;
   tokensIssued: number;
+  /** Requests that presented a refresh token already rotated away or revoked (spec §5.6). */
+  retiredRefreshTokenUses: number;
   webhooksSent: number;
   /** Failed delivery attempts (each non-200 answer or connection error). */
   webhooksFailed: number;
@@ -14,7 +16,7 @@ export interface SimulatorStats {
 }
 
 export function emptyStats(): SimulatorStats {
-  return { requests: 0, byRoute: {}, rateLimited: 0, faults: {}, ambiguousCreates: 0, tokensIssued: 0, webhooksSent: 0, webhooksFailed: 0, webhooksGivenUp: 0 };
+  return { requests: 0, byRoute: {}, rateLimited: 0, faults: {}, ambiguousCreates: 0, tokensIssued: 0, retiredRefreshTokenUses: 0, webhooksSent: 0, webhooksFailed: 0, webhooksGivenUp: 0 };
 }
 
 export function countRoute(stats: SimulatorStats, route: string, status: number | string): void {

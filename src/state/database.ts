@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { Kysely, SqliteDialect } from 'kysely';
+import { Kysely, SqliteAdapter, SqliteDialect, sql, type DialectAdapter } from 'kysely';
 import { StateError } from './errors.js';
 import type { StateTables } from './tables.js';
 import { registerDurableCommit } from './durability.js';
@@ -35,7 +35,7 @@ export function openStateDatabase(filePath: string, options: OpenStateDatabaseOp
     });
   }
 
-  const db = new Kysely<StateTables>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<StateTables>({ dialect: new LockingSqliteDialect({ database: sqlite }) });
 
   // The single connection is shared; count nested durable sections so the last one restores.
   let durableSections = 0;
@@ -48,4 +48,34 @@ export function openStateDatabase(filePath: string, options: OpenStateDatabaseOp
     }
   });
   return db;
+}
+
+/**
+ * Kysely's SQLite adapter takes no migration lock ("SQLite only has one connection"), but two
+ * processes starting on a fresh state file (`run` and a `backfill`) each have one: both would
+ * run the migrations and the second fails with "table … already exists". Holding the database's
+ * write lock (`BEGIN IMMEDIATE`) from lock to unlock makes the second wait (busy_timeout), then
+ * find the migrations applied. Kysely runs SQLite migrations outside a transaction, so this one
+ * transaction spans them all.
+ */
+class LockingSqliteAdapter extends SqliteAdapter {
+  private locked = false;
+
+  override async acquireMigrationLock(db: Kysely<any>): Promise<void> {
+    await sql`BEGIN IMMEDIATE`.execute(db);
+    this.locked = true;
+  }
+
+  override async releaseMigrationLock(db: Kysely<any>): Promise<void> {
+    // Not taken (busy beyond busy_timeout): the acquire error is the one to report.
+    if (!this.locked) return;
+    this.locked = false;
+    await sql`COMMIT`.execute(db);
+  }
+}
+
+class LockingSqliteDialect extends SqliteDialect {
+  override createAdapter(): DialectAdapter {
+    return new LockingSqliteAdapter();
+  }
 }

@@ -19,6 +19,15 @@ export interface StateTables {
   customer_directory: CustomerDirectoryTable;
   outbox_lease: OutboxLeaseTable;
   webhook_inbox: WebhookInboxTable;
+  token_refresh_locks: TokenRefreshLocksTable;
+}
+
+/** Cross-process lock around one account's token refresh (migration 0007). */
+export interface TokenRefreshLocksTable {
+  account: string;
+  holder: string;
+  /** Epoch milliseconds after which another process may take the lock over. */
+  expires_at_ms: number;
 }
 
 export type WebhookInboxState = 'pending' | 'done' | 'failed';

@@ -41,4 +41,26 @@ export class SqlTokenStore implements TokenStore {
   async clear(account: string): Promise<void> {
     await this.db.deleteFrom('tokens').where('account', '=', account).execute();
   }
+
+  async acquireRefreshLock(account: string, holder: string, ttlMs: number): Promise<boolean> {
+    const nowMs = this.now().getTime();
+    // One statement, atomic in every dialect: insert the lock, or take it over only when it expired
+    // (or is already ours, e.g. a retry after a lost answer).
+    await this.db
+      .insertInto('token_refresh_locks')
+      .values({ account, holder, expires_at_ms: nowMs + ttlMs })
+      .onConflict((oc) =>
+        oc
+          .column('account')
+          .doUpdateSet({ holder, expires_at_ms: nowMs + ttlMs })
+          .where((eb) => eb.or([eb('token_refresh_locks.expires_at_ms', '<', nowMs), eb('token_refresh_locks.holder', '=', holder)])),
+      )
+      .execute();
+    const row = await this.db.selectFrom('token_refresh_locks').select('holder').where('account', '=', account).executeTakeFirst();
+    return row?.holder === holder;
+  }
+
+  async releaseRefreshLock(account: string, holder: string): Promise<void> {
+    await this.db.deleteFrom('token_refresh_locks').where('account', '=', account).where('holder', '=', holder).execute();
+  }
 }

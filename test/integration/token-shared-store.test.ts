@@ -1,0 +1,134 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { ApiClient } from '../../src/api/api-client.js';
+import { listLoads } from '../../src/api/endpoints/loads.js';
+import { openStateDatabase } from '../../src/state/database.js';
+import { migrateToLatest } from '../../src/state/migrate.js';
+import { SqlTokenStore } from '../../src/state/stores/token-store.js';
+import type { SimulatorHandle } from '../../src/simulator/index.js';
+import { silentLogger } from '../../src/util/logger.js';
+import { runCli } from '../helpers/cli-process.js';
+import { startSim, tempDir } from '../helpers/pull-harness.js';
+
+/**
+ * Issue 11 (single-process safety of tokens): on brokerage every refresh rotates the refresh token
+ * and the old one dies at once. Two processes sharing one state store must never both refresh
+ * with the same token — the second would present a dead one and, with only a token pair
+ * configured, be locked out for good. They serialise through the store's refresh lock and adopt
+ * what the other stored.
+ */
+let sim: SimulatorHandle | undefined;
+afterEach(async () => {
+  await sim?.close();
+  sim = undefined;
+});
+
+async function issuePair(handle: SimulatorHandle): Promise<{ accessToken: string; refreshToken: string }> {
+  const response = await fetch(`${handle.baseUrl}/retrieve-token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ clientId: handle.options.clientId, clientSecret: handle.options.clientSecret }),
+  });
+  const issued = (await response.json()) as { data: { access_token: string; refresh_token: string } };
+  return { accessToken: issued.data.access_token, refreshToken: issued.data.refresh_token };
+}
+
+describe('tokens shared by several processes through the state store', () => {
+  it('brokerage: two clients on one state file refresh one at a time and never use a rotated-away refresh token', async () => {
+    sim = await startSim({ variant: 'brokerage', loads: 600, accessTokenTtlMs: 5_000 });
+    const credentials = await issuePair(sim);
+    const file = path.join(tempDir('token-shared'), 'state.sqlite');
+    // Two connections to one file, as two processes would have; each client has its own token
+    // manager. (Migrated one after the other: in one thread, a synchronous SQLite driver waiting
+    // for the other connection's migration lock would block the event loop that must release it.)
+    const migrated = openStateDatabase(file);
+    await migrateToLatest(migrated);
+    await migrated.destroy();
+    const opened = await Promise.all([0, 1].map(async () => {
+      const db = openStateDatabase(file);
+      const client = new ApiClient({
+        baseUrl: sim!.baseUrl,
+        variant: 'brokerage',
+        credentials,
+        tokenStore: new SqlTokenStore(db),
+        logger: silentLogger(),
+        rateLimit: { requestsPerSecond: 500, maxInFlight: 2, adaptive: false },
+        retry: { maxAttempts: 3, baseDelayMs: 10, maxDelayMs: 50, maxElapsedMs: 10_000 },
+      });
+      return { db, client };
+    }));
+    try {
+      for (let round = 0; round < 12; round++) {
+        // Both access tokens are expired at once: both processes want to refresh now.
+        sim.advance(6_000);
+        const pages = await Promise.all(opened.map(({ client }, i) => listLoads(client, { skip: (round * 2 + i) * 10, limit: 10, sortBy: 'asc' })));
+        for (const page of pages) expect(page.items.length).toBe(10);
+      }
+      const rotations = opened.reduce((n, o) => n + o.client.tokens.refreshCount, 0);
+      const adopted = opened.reduce((n, o) => n + o.client.tokens.adoptedFromStore, 0);
+      expect(sim.stats().byRoute['GET /generate-new-token']?.['401'] ?? 0).toBe(0);
+      expect(sim.stats().retiredRefreshTokenUses).toBe(0);
+      // One rotation per expiry, the other process adopted it (not a rotation each).
+      expect(rotations).toBe(12);
+      expect(adopted).toBe(12);
+    } finally {
+      for (const { db, client } of opened) {
+        client.close();
+        await db.destroy();
+      }
+    }
+  }, 60_000);
+
+  it('brokerage with a token pair: `run` beside concurrent `sync` and `backfill` on one SQLite state is never locked out', async () => {
+    sim = await startSim({ variant: 'brokerage', loads: 3_000, accessTokenTtlMs: 20_000, pageDelayMs: 20 });
+    const handle = sim;
+    const pair = await issuePair(handle);
+    const dir = tempDir('token-run-backfill');
+    const config = path.join(dir, 'freight-sync.yaml');
+    fs.writeFileSync(
+      config,
+      stringify({
+        api: { variant: 'brokerage', baseUrl: handle.baseUrl, auth: { accessToken: pair.accessToken, refreshToken: pair.refreshToken }, rateLimit: { requestsPerSecond: 500 } },
+        state: { path: './state.sqlite' },
+        log: { level: 'info', pretty: false },
+        http: { enabled: false },
+        sync: {
+          defaults: { schedule: '* * * * * *', safetyLag: 'PT2S', initialFrom: handle.options.dataStart },
+          streams: { loads: { enabled: true, sinks: ['drop'] }, customers: { enabled: true, sinks: ['drop'] } },
+        },
+        connectors: { drop: { type: 'csv', options: { directory: './out' } } },
+      }),
+    );
+    const run = runCli(['run', '-c', config], { cwd: dir });
+    // Server time runs ahead while the processes work, so access tokens keep expiring under them.
+    const ticker = setInterval(() => handle.advance(1_000), 200);
+    try {
+      const deadline = Date.now() + 30_000;
+      while (!/daemon running/.test(run.stderr()) && Date.now() < deadline && run.child.exitCode === null) await new Promise((r) => setTimeout(r, 50));
+      expect(run.stderr()).toMatch(/daemon running/);
+      const to = new Date(handle.now().getTime()).toISOString();
+      const others = [
+        runCli(['sync', '-c', config, '--stream', 'customers'], { cwd: dir }),
+        runCli(['backfill', '-c', config, '--stream', 'loads', '--from', handle.options.dataStart, '--to', to], { cwd: dir }),
+        runCli(['sync', '-c', config, '--stream', 'loads'], { cwd: dir }),
+      ];
+      const exits = await Promise.all(others.map((o) => o.exited));
+      exits.forEach((exit, i) => expect(exit.code, others[i]!.stderr().slice(-1500)).toBe(0));
+      // The daemon keeps working after the others rotated the token under it: another pass succeeds.
+      const before = handle.stats().byRoute['GET /loads']?.['200'] ?? 0;
+      const waitUntil = Date.now() + 30_000;
+      while ((handle.stats().byRoute['GET /loads']?.['200'] ?? 0) <= before && Date.now() < waitUntil) await new Promise((r) => setTimeout(r, 100));
+      expect(handle.stats().byRoute['GET /loads']?.['200'] ?? 0).toBeGreaterThan(before);
+      expect(run.child.exitCode).toBeNull();
+      expect(run.stderr()).not.toMatch(/refresh token was rejected/);
+      expect(handle.stats().retiredRefreshTokenUses).toBe(0);
+      expect(handle.stats().tokensIssued).toBeGreaterThan(2);
+    } finally {
+      clearInterval(ticker);
+      run.child.kill('SIGTERM');
+      await run.exited;
+    }
+  }, 120_000);
+});
