@@ -11,6 +11,14 @@ import { parseIsoDuration } from './duration.js';
  * src/config/format-issues.ts prints verbatim after the dotted path.
  */
 
+/**
+ * Marks a text-tolerant value schema for the JSON Schema of the config (src/config/json-schema.ts):
+ * zod only sees `unknown` or a preprocess there, so the generator replaces the node by what the
+ * file may really hold — including `${VAR}` text, which is interpolated before validation.
+ */
+export type ValueKind = 'duration' | 'boolean' | 'number' | 'integer';
+export const VALUE_KIND_META = 'freightSyncValue';
+
 /** "is required" when nothing was given, else `message`. */
 export function requiredOr(ctx: z.RefinementCtx, value: unknown, message: string): void {
   ctx.addIssue({ code: 'custom', message: value === undefined ? 'is required' : message, input: value });
@@ -18,7 +26,7 @@ export function requiredOr(ctx: z.RefinementCtx, value: unknown, message: string
 
 /** An ISO 8601 duration (`PT30S`, `P7D`) in the file; a number of milliseconds in the output. */
 export function isoDuration() {
-  return z.unknown().transform((value, ctx): number => {
+  return z.unknown().meta({ [VALUE_KIND_META]: 'duration' satisfies ValueKind }).transform((value, ctx): number => {
     if (typeof value === 'string') {
       const ms = parseIsoDuration(value);
       if (ms !== undefined) return ms;
@@ -35,23 +43,27 @@ export function isoDuration() {
 
 /** A number; text that is a plain decimal number too. Anything else is reported as found. */
 export function numberValue() {
-  return z.preprocess(
-    (value) => (typeof value === 'string' && /^\s*-?\d+(\.\d+)?\s*$/.test(value) ? Number(value) : value),
-    z.number(),
-  );
+  return z
+    .preprocess(
+      (value) => (typeof value === 'string' && /^\s*-?\d+(\.\d+)?\s*$/.test(value) ? Number(value) : value),
+      z.number(),
+    )
+    .meta({ [VALUE_KIND_META]: 'number' satisfies ValueKind });
 }
 
 /** An integer in [min, max]; text that is a plain integer too. */
 export function integerValue(min: number, max: number) {
-  return z.preprocess(
-    (value) => (typeof value === 'string' && /^\s*-?\d+\s*$/.test(value) ? Number(value) : value),
-    z.number().int().min(min).max(max),
-  );
+  return z
+    .preprocess(
+      (value) => (typeof value === 'string' && /^\s*-?\d+\s*$/.test(value) ? Number(value) : value),
+      z.number().int().min(min).max(max),
+    )
+    .meta({ [VALUE_KIND_META]: 'integer' satisfies ValueKind, minimum: min, maximum: max });
 }
 
 /** A boolean, or one of the words of src/util/boolean.ts (`yes`, `off`, `1`, …). */
 export function booleanValue() {
-  return z.unknown().transform((value, ctx): boolean => {
+  return z.unknown().meta({ [VALUE_KIND_META]: 'boolean' satisfies ValueKind }).transform((value, ctx): boolean => {
     const parsed = parseBoolean(value);
     if (parsed !== undefined) return parsed;
     requiredOr(ctx, value, `expected ${BOOLEAN_WORDS}, got ${describeValue(value, 'yaml')}`);

@@ -4,6 +4,7 @@ import { register as demo } from './demo.js';
 import { register as outbox } from './outbox.js';
 import { register as push } from './push.js';
 import { register as reset } from './reset.js';
+import { register as schema } from './schema.js';
 import { register as run } from './run.js';
 import { register as simulate } from './simulate.js';
 import { register as status } from './status.js';
@@ -23,6 +24,7 @@ export const commandModules: RegisterCommand[] = [
   status,
   reset,
   validateConfig,
+  schema,
   simulate,
   demo,
 ];
