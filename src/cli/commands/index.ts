@@ -1,5 +1,6 @@
 import type { RegisterCommand } from '../command-context.js';
 import { register as backfill } from './backfill.js';
+import { register as check } from './check.js';
 import { register as demo } from './demo.js';
 import { register as outbox } from './outbox.js';
 import { register as push } from './push.js';
@@ -24,6 +25,7 @@ export const commandModules: RegisterCommand[] = [
   status,
   reset,
   validateConfig,
+  check,
   schema,
   simulate,
   demo,
