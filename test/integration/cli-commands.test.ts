@@ -49,7 +49,7 @@ describe('freight-sync CLI', () => {
   it('--help lists every command, and each command has its own --help (exit 0)', async () => {
     const root = await cli(['--help']);
     expect(root.code).toBe(0);
-    const commands = ['run', 'sync', 'backfill', 'status', 'reset', 'validate-config', 'simulate', 'demo'];
+    const commands = ['run', 'sync', 'backfill', 'status', 'reset', 'validate-config', 'check', 'schema', 'simulate', 'demo'];
     for (const command of commands) expect(root.stdout).toContain(command);
     expect(root.stdout).toMatch(/Exit codes: 0 success, 1 the work failed, 2 bad usage or bad configuration/);
     for (const command of commands) {
@@ -65,6 +65,18 @@ describe('freight-sync CLI', () => {
     const reset = await cli(['reset', '--stream', 'lods', '--to', '2026-01-01', '-c', configFile]);
     expect(reset.code).toBe(2);
     expect(reset.stderr).toMatch(/unknown stream "lods"/);
+  });
+
+  it('backfill: --to defaults to now, --json prints the summary; an empty range says so and where the loads are', async () => {
+    const open = await cli(['backfill', '--from', sim.options.dataStart, '--stream', 'bills', '--json', '-c', configFile]);
+    expect(open.code, open.stderr).toBe(0);
+    const summaries = JSON.parse(open.stdout) as Array<{ stream: string; status: string; delivered: number }>;
+    expect(summaries).toEqual([expect.objectContaining({ stream: 'bills', status: 'ok', delivered: 60 })]);
+    expect(open.stderr).toMatch(/--to now\); to resume after a stop, rerun with --to \d{4}-/);
+
+    const empty = await cli(['backfill', '--from', '2001-01-01', '--to', '2001-02-01', '--stream', 'loads', '-c', configFile]);
+    expect(empty.code, empty.stderr).toBe(0);
+    expect(empty.stderr).toMatch(/No records between 2001-01-01T00:00:00.000Z and 2001-02-01T00:00:00.000Z in any selected stream\. The account's loads have updatedAt from \d{4}-\S+ to \d{4}-\S+\./);
   });
 
   it('a broken config exits 2 and names the path of every problem', async () => {
