@@ -41,4 +41,6 @@ export {
   type InboundResult,
   type InboundUnit,
   type RecordSink,
+  type SinkAck,
+  type SinkRejection,
 } from './connector.js';

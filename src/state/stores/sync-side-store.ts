@@ -1,11 +1,14 @@
 import type { Kysely } from 'kysely';
 import type { StateTables } from '../tables.js';
+import { QuarantineStore } from './quarantine-store.js';
 
 /** A list element that failed its schema or had no key (the API layer's `QuarantinedItem` has this shape). */
 export interface QuarantinedItem {
   index: number;
   problem: string;
   raw: unknown;
+  /** The record's key, when it could be read. */
+  key?: string | null;
 }
 
 export interface OpenInvoice {
@@ -183,27 +186,15 @@ export class SyncSideStore {
     return Number(row?.n ?? 0);
   }
 
-  /** Keeps list elements that failed their schema, raw, for inspection. */
+  /** Keeps list elements that failed their schema, raw, for inspection (in the one quarantine). */
   async quarantine(stream: string, batchId: string, rejected: readonly QuarantinedItem[]): Promise<void> {
-    const at = this.now().toISOString();
-    for (const item of rejected) {
-      await this.db
-        .insertInto('rejected_records')
-        .values({
-          stream,
-          batch_id: batchId,
-          item_index: item.index,
-          problem: item.problem,
-          raw: JSON.stringify(item.raw) ?? 'null',
-          created_at: at,
-        })
-        .execute();
-    }
+    await new QuarantineStore(this.db, this.now).recordSchemaRejections(stream, batchId, rejected);
   }
 
+  /** Entries of any kind the quarantine holds for the stream. */
   async countRejected(stream: string): Promise<number> {
     const row = await this.db
-      .selectFrom('rejected_records')
+      .selectFrom('quarantine')
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('stream', '=', stream)
       .executeTakeFirst();
