@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { ContractLogger } from './logger.js';
-import type { StreamMapper, StreamMapping } from './mapping.js';
+import type { RecordMappingError, StreamMapper, StreamMapping } from './mapping.js';
 import type { RecordBatch } from './records.js';
 
 /**
@@ -97,6 +97,14 @@ export interface RecordSink {
    * whole batch is delivered again.
    */
   write(batch: RecordBatch, signal: AbortSignal): Promise<SinkAck | void>;
+}
+
+/**
+ * The rejections of records a `StreamMapper` could not map (`mapper.map(batch).errors`): one per
+ * record, every problem in its reason. For sinks that skip such records and write the rest.
+ */
+export function mappingRejections(errors: readonly RecordMappingError[]): SinkRejection[] {
+  return errors.map(({ record, errors: problems }) => ({ key: record.key, reason: problems.map((p) => p.message).join('; ') }));
 }
 
 /**

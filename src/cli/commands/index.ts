@@ -3,6 +3,7 @@ import { register as backfill } from './backfill.js';
 import { register as demo } from './demo.js';
 import { register as outbox } from './outbox.js';
 import { register as push } from './push.js';
+import { register as rejected } from './rejected.js';
 import { register as reset } from './reset.js';
 import { register as run } from './run.js';
 import { register as simulate } from './simulate.js';
@@ -20,6 +21,7 @@ export const commandModules: RegisterCommand[] = [
   backfill,
   push,
   outbox,
+  rejected,
   status,
   reset,
   validateConfig,

@@ -1,15 +1,5 @@
 import type { Kysely } from 'kysely';
 import type { StateTables } from '../tables.js';
-import { QuarantineStore } from './quarantine-store.js';
-
-/** A list element that failed its schema or had no key (the API layer's `QuarantinedItem` has this shape). */
-export interface QuarantinedItem {
-  index: number;
-  problem: string;
-  raw: unknown;
-  /** The record's key, when it could be read. */
-  key?: string | null;
-}
 
 export interface OpenInvoice {
   invoiceId: string;
@@ -183,21 +173,6 @@ export class SyncSideStore {
 
   async countInvoiceCandidates(): Promise<number> {
     const row = await this.db.selectFrom('invoice_candidates').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst();
-    return Number(row?.n ?? 0);
-  }
-
-  /** Keeps list elements that failed their schema, raw, for inspection (in the one quarantine). */
-  async quarantine(stream: string, batchId: string, rejected: readonly QuarantinedItem[]): Promise<void> {
-    await new QuarantineStore(this.db, this.now).recordSchemaRejections(stream, batchId, rejected);
-  }
-
-  /** Entries of any kind the quarantine holds for the stream. */
-  async countRejected(stream: string): Promise<number> {
-    const row = await this.db
-      .selectFrom('quarantine')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('stream', '=', stream)
-      .executeTakeFirst();
     return Number(row?.n ?? 0);
   }
 
