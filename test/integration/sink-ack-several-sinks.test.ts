@@ -96,3 +96,23 @@ describe('sink acknowledgements with several sinks on one stream', () => {
   });
 });
 
+
+describe('webhook events in the one quarantine', () => {
+  it('an event parked as failed is listed with its body and reason; processed later, it leaves the quarantine', async () => {
+    const { stores } = await setup();
+    const inbox = stores.webhookInbox;
+    const entry = { key: 'event:9', eventType: 'load#info_updated', family: 'load', referenceNumber: 'M1', body: '{"eventType":"load#info_updated"}', source: 'delivery' as const, occurredAt: null, receivedAt: '2024-06-01T00:00:00.000Z' };
+    expect(await inbox.accept(entry, 60_000)).toBe('stored');
+    const [row] = await inbox.due(10, '2024-06-02T00:00:00.000Z');
+    expect(await inbox.markFailed(row!, 'GET /loads/M1: HTTP 500', '2024-06-01T00:01:00.000Z', 2)).toBe('pending');
+    expect(await stores.quarantine.list()).toEqual([]);
+    expect(await inbox.markFailed({ ...row!, attempts: 1 }, 'GET /loads/M1: HTTP 500', '2024-06-01T00:01:00.000Z', 2)).toBe('failed');
+    expect((await stores.quarantine.list()).map((e) => [e.kind, e.stream, e.item_key, e.reason, e.raw, e.attempts, e.webhook_event_id])).toEqual([
+      ['webhook', 'webhook:load', 'event:9', 'GET /loads/M1: HTTP 500', entry.body, 2, row!.id],
+    ]);
+    await inbox.rearm([row!.id], '2024-06-03T00:00:00.000Z');
+    expect((await inbox.byIds([row!.id]))[0]).toMatchObject({ state: 'pending', attempts: 0 });
+    await inbox.markDone([row!.id], '2024-06-03T00:00:01.000Z');
+    expect(await stores.quarantine.list()).toEqual([]);
+  });
+});
