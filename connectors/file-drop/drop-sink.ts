@@ -1,10 +1,9 @@
 import pLimit from 'p-limit';
-import type { ContractLogger, RecordBatch, RecordSink, StreamMapper } from '../../src/contracts/index.js';
+import { mappingRejections, type ContractLogger, type RecordBatch, type RecordSink, type SinkAck, type StreamMapper } from '../../src/contracts/index.js';
 import { throwIfAborted } from '../../src/util/abort.js';
 import type { FileTarget, StagedFile } from './file-target.js';
 import { encodeCsv, latin1Check } from './encode-csv.js';
-import { dataFileName, errorsFileName } from './file-names.js';
-import { ERROR_COLUMNS, errorRows, escapeNonLatin1 } from './errors-file.js';
+import { dataFileName } from './file-names.js';
 import { removeMarkers, writeMarker, type ManifestInfo } from './markers.js';
 import { applyRetention } from './retention.js';
 import type { CsvFormat } from './format-options.js';
@@ -27,7 +26,11 @@ export interface DropSinkDeps {
 }
 
 /**
- * Writes each batch as one CSV file per table into a file target. Two phases so a consumer never
+ * Writes each batch as one CSV file per table into a file target. A record that fails to map
+ * (a date that does not parse, text latin1 cannot hold) is left out of the files and named in
+ * the acknowledgement (`{ rejected }`): the engine quarantines it and re-delivers it later, and
+ * `freight-sync rejected list` shows it — the drop folder holds data only (no errors files, which
+ * a folder of immutable batch files could not keep consistent with later re-deliveries). Two phases so a consumer never
  * sees half a batch from an aborted write: (1) every file is staged under a temp name — an abort
  * or error here removes the temps and leaves the previous state untouched; (2) the renames,
  * directory sync and markers run to completion without checking the signal (they are short).
@@ -39,11 +42,10 @@ export class FileDropSink implements RecordSink {
     this.limit = pLimit(Math.max(1, deps.parallel ?? 1));
   }
 
-  async write(batch: RecordBatch, signal: AbortSignal): Promise<void> {
+  async write(batch: RecordBatch, signal: AbortSignal): Promise<SinkAck> {
     throwIfAborted(signal);
     const { options, logger, directory, target } = this.deps;
     const mapper = this.mapperFor(batch.stream);
-    const mapping = mapper.mapping;
     const latin1 = options.encoding === 'latin1';
     const { batch: mapped, errors } = mapper.map(batch, latin1 ? { checkText: latin1Check } : {});
 
@@ -62,16 +64,6 @@ export class FileDropSink implements RecordSink {
       content: encodeCsv(table.columns, table.rows, options),
       info: { table: table.table, stream: batch.stream, batchId: batch.batchId, rows: table.rows.length, kind: 'data' },
     }));
-    const errorsName = errorsFileName(mapping.root.table, batch.batchId);
-    if (errors.length > 0) {
-      let rows = errorRows(batch.batchId, errors, mapper);
-      if (latin1) rows = escapeNonLatin1(rows);
-      planned.push({
-        name: errorsName,
-        content: encodeCsv(ERROR_COLUMNS, rows, { ...options, header: true }),
-        info: { table: mapping.root.table, stream: batch.stream, batchId: batch.batchId, rows: rows.length, kind: 'errors' },
-      });
-    }
 
     const staged = await this.stageAll(planned, signal);
 
@@ -84,12 +76,6 @@ export class FileDropSink implements RecordSink {
     } catch (error) {
       await Promise.all(staged.map((s) => target.discard(s.staged)));
       throw error;
-    }
-    if (errors.length === 0) {
-      // A replay that now maps cleanly supersedes the error report of an earlier attempt.
-      const stale = target.join(directory, errorsName);
-      await removeMarkers(target, stale);
-      await target.removeIfExists(stale);
     }
     await target.syncDir(directory);
     if (options.marker !== 'none') {
@@ -106,6 +92,7 @@ export class FileDropSink implements RecordSink {
         logger.warn({ err: error, directory: target.describe(directory) }, 'retention failed');
       }
     }
+    return { rejected: mappingRejections(errors) };
   }
 
   /** Phase 1: stage every file (up to `parallel` at once); on any failure, discard all that were staged. */

@@ -27,8 +27,9 @@ export const csvFormatShape = {
     .strict()
     .optional(),
   /**
-   * What to do with a record that fails to map: `file` writes it to `<table>__<batch>.errors.csv`
-   * and acknowledges the batch; `fail` rejects the whole batch (the stream stops until fixed).
+   * What to do with a record that fails to map: `file` (the historical name; no file is written
+   * any more) leaves it out and names it in the acknowledgement, so the engine quarantines and
+   * re-delivers it; `fail` rejects the whole batch (the stream stops until fixed).
    */
   onMappingError: z.enum(['file', 'fail']).default('file'),
 };

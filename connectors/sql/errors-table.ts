@@ -1,11 +1,15 @@
 import type { AnyDb } from './connect.js';
-import { qualified, type StatementContext } from './statements.js';
+import { chunk, qualified, type StatementContext } from './statements.js';
 import { autoIncrementId, type TableSpec } from './table-spec.js';
 
 /**
- * `<prefix>sync_errors`: one row per record (or per problem of a record) that did not land —
- * rejected by the database or failed to map — so an integration engineer finds it with SQL.
- * `table_name` / `column_name` rather than `table` / `column`: those are reserved words.
+ * `<prefix>sync_errors`: an ERP-side MIRROR of what this sink refused and has not written since —
+ * one row per problem of a record rejected by the database or failed to map — so an integration
+ * engineer finds it with SQL. The store of truth is the daemon's quarantine (`freight-sync
+ * rejected list`), which the sink's acknowledgement feeds; the mirror stays consistent with the
+ * ERP tables because the rows of a key are deleted in the same transaction that writes the key
+ * (re-delivery, `rejected retry`, or a newer version). A discarded record stays listed: the ERP
+ * does not have it. `table_name` / `column_name` rather than `table` / `column`: reserved words.
  */
 export interface SyncErrorRow {
   stream: string;
@@ -62,5 +66,19 @@ export async function insertSyncErrors(db: AnyDb, ctx: StatementContext, table: 
   // Few rows, wide text: one statement per 50 keeps SQL Server's parameter limit far away.
   for (let i = 0; i < fitted.length; i += 50) {
     await db.insertInto(qualified(ctx, table)).values(fitted.slice(i, i + 50)).execute();
+  }
+}
+
+/**
+ * Removes the mirror rows of keys this transaction wrote. One indexed probe first: most batches
+ * of a stream without errors cost no delete at all.
+ */
+export async function clearSyncErrors(db: AnyDb, ctx: StatementContext, table: string, stream: string, keys: readonly string[]): Promise<void> {
+  if (keys.length === 0) return;
+  const errors = qualified(ctx, table);
+  const any = await db.selectFrom(errors).select('record_key').where('stream', '=', stream).limit(1).execute();
+  if (any.length === 0) return;
+  for (const part of chunk(keys, 500)) {
+    await db.deleteFrom(errors).where('stream', '=', stream).where('record_key', 'in', part).execute();
   }
 }

@@ -1,8 +1,8 @@
-import type { ContractLogger as Logger, RecordBatch, RecordMappingError, RecordSink, StreamMapper, SyncRecord } from '../../src/contracts/index.js';
+import { mappingRejections, type ContractLogger as Logger, type RecordBatch, type RecordMappingError, type RecordSink, type SinkAck, type StreamMapper, type SyncRecord } from '../../src/contracts/index.js';
 import { sleep, throwIfAborted } from '../../src/util/abort.js';
 import type { AnyDb } from './connect.js';
 import { classifyDbError, columnOfError } from './db-errors.js';
-import { insertSyncErrors, type SyncErrorRow } from './errors-table.js';
+import { clearSyncErrors, insertSyncErrors, type SyncErrorRow } from './errors-table.js';
 import { groupRecords, type RecordGroup } from './record-groups.js';
 import { SqlRowError } from './row-error.js';
 import type { StatementContext } from './statements.js';
@@ -31,14 +31,16 @@ interface Rejection {
 /**
  * Upserts each batch in ONE transaction and resolves only after COMMIT (the acknowledgement). A
  * row the database refuses does not take the batch with it: the batch is rolled back to a
- * savepoint and written again record by record, each in its own savepoint; refused records go to
- * the errors table (same transaction) and the log, the rest commits. Errors that are not about a
- * row's data (connection, missing table) fail the write, so the stream retries and loses nothing.
+ * savepoint and written again record by record, each in its own savepoint; the rest commits.
+ * Refused records — and records that failed to map — are named in the acknowledgement
+ * (`{ rejected }`), so the engine quarantines and re-delivers them; they are also mirrored into
+ * the errors table (same transaction) and the log. Errors that are not about a row's data
+ * (connection, missing table) fail the write, so the stream retries and loses nothing.
  */
 export class SqlSink implements RecordSink {
   constructor(private readonly deps: SqlSinkDeps) {}
 
-  async write(batch: RecordBatch, signal: AbortSignal): Promise<void> {
+  async write(batch: RecordBatch, signal: AbortSignal): Promise<SinkAck> {
     throwIfAborted(signal);
     const { mapper, plan } = await this.deps.streamFor(batch.stream);
     const { batch: mapped, errors } = mapper.map(batch);
@@ -53,8 +55,8 @@ export class SqlSink implements RecordSink {
 
     for (let attempt = 1; ; attempt += 1) {
       try {
-        await this.writeOnce(batch, plan, mapper, groups, mappingRows, signal);
-        return;
+        const refused = await this.writeOnce(batch, plan, mapper, groups, mappingRows, signal);
+        return { rejected: [...mappingRejections(errors), ...refused.map((r) => ({ key: r.group.record.key, reason: r.error.message }))] };
       } catch (error) {
         const cause = error instanceof TableWriteError ? error.cause : error;
         if (attempt >= MAX_ATTEMPTS || signal.aborted || !classifyDbError(this.deps.ctx.dialect, cause).retryable) throw describeFailure(error, batch.stream);
@@ -71,7 +73,7 @@ export class SqlSink implements RecordSink {
     groups: readonly RecordGroup[],
     mappingRows: readonly SyncErrorRow[],
     signal: AbortSignal,
-  ): Promise<void> {
+  ): Promise<Rejection[]> {
     const { db, ctx, options } = this.deps;
     const settings = { ctx, deleteMode: options.deleteMode };
     const trx = await db.startTransaction().execute();
@@ -101,6 +103,9 @@ export class SqlSink implements RecordSink {
       }
       if (rejections.length > 0 && options.onRowError === 'fail') throw rejections[0]!.error;
       const reportRows = [...mappingRows, ...rejections.map((r) => rejectionRow(batch.batchId, r, mapper))];
+      const refused = new Set(rejections.map((r) => r.group));
+      const written = groups.filter((g) => !refused.has(g)).map((g) => g.record.key);
+      await clearSyncErrors(trx, ctx, this.deps.errorsTable, batch.stream, written);
       await insertSyncErrors(trx, ctx, this.deps.errorsTable, reportRows, options.textLength);
       throwIfAborted(signal);
       await trx.commit().execute();
@@ -108,6 +113,7 @@ export class SqlSink implements RecordSink {
       for (const { error } of rejections) {
         this.deps.logger.error({ stream: error.stream, key: error.key, table: error.table, column: error.column, batchId: batch.batchId }, error.message);
       }
+      return rejections;
     } finally {
       if (!done) await trx.rollback().execute().catch(() => undefined);
     }

@@ -124,6 +124,7 @@ export async function openApp(loaded: LoadedConfig, options: OpenAppOptions): Pr
     metrics.bind({
       db,
       checkpoints: stores.checkpoints,
+      quarantine: stores.quarantine,
       streams: streams.filter((s) => !s.definition.pushOnly).map((s) => s.definition.name),
       now: () => client.clock.now(),
       apiStats: client.stats,
@@ -237,21 +238,7 @@ export function composeDaemonServices(app: AppContext, options: DaemonOptions): 
     );
   }
   if (config.webhooks.enabled) {
-    const targets = new Map<StreamName, WebhookStreamTarget>(
-      app.streams.map((s) => [s.definition.name, { definition: s.definition, sinks: app.sinksFor(s), options: s.options }]),
-    );
-    const processor = new WebhookProcessor(
-      {
-        client: app.client,
-        runDeps: app.deps,
-        streams: targets,
-        metrics: app.metrics,
-        maxInFlight: config.api.rateLimit.maxInFlight,
-        logger: app.logger.child({ component: 'webhook-processor' }),
-      },
-      app.stores.webhookInbox,
-      { batchSize: config.webhooks.batchSize, maxAttempts: config.webhooks.maxAttempts, ...supervision },
-    );
+    const processor = composeWebhookProcessor(app, supervision);
     services.push(
       webhookService({
         config: config.webhooks,
@@ -286,6 +273,25 @@ export function composeDaemonServices(app: AppContext, options: DaemonOptions): 
   );
   services.push(schedulerService(scheduler));
   return services;
+}
+
+/** The webhook inbox processor, delivering to the app's streams (`run`, and `rejected retry` of parked events). */
+export function composeWebhookProcessor(app: AppContext, supervision: NonNullable<DaemonOptions['supervision']> = supervisionOf(app.config)): WebhookProcessor {
+  const targets = new Map<StreamName, WebhookStreamTarget>(
+    app.streams.map((s) => [s.definition.name, { definition: s.definition, sinks: app.sinksFor(s), options: s.options }]),
+  );
+  return new WebhookProcessor(
+    {
+      client: app.client,
+      runDeps: app.deps,
+      streams: targets,
+      metrics: app.metrics,
+      maxInFlight: app.config.api.rateLimit.maxInFlight,
+      logger: app.logger.child({ component: 'webhook-processor' }),
+    },
+    app.stores.webhookInbox,
+    { batchSize: app.config.webhooks.batchSize, maxAttempts: app.config.webhooks.maxAttempts, ...supervision },
+  );
 }
 
 function supervisionOf(config: FreightSyncConfig): NonNullable<DaemonOptions['supervision']> {

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { ContractLogger } from './logger.js';
-import type { StreamMapper, StreamMapping } from './mapping.js';
+import type { RecordMappingError, StreamMapper, StreamMapping } from './mapping.js';
 import type { RecordBatch } from './records.js';
 
 /**
@@ -71,13 +71,40 @@ export interface ConnectorInstance {
   close(): Promise<void>;
 }
 
+/** One record of a batch the sink refused (the ERP table's constraint, a mapping that failed). */
+export interface SinkRejection {
+  /** The `SyncRecord.key` of the refused record (a key of the batch). */
+  key: string;
+  /** Why, naming what refused it: `table erp_loads, column container_no: value too long`. */
+  reason: string;
+}
+
+/** What a sink acknowledges for one batch: every record of the batch except `rejected` is committed. */
+export interface SinkAck {
+  rejected: readonly SinkRejection[];
+}
+
 export interface RecordSink {
   /**
-   * Writes the whole batch durably and idempotently (upsert by key; deterministic file names),
-   * then resolves. Resolving is the acknowledgement after which the stream's checkpoint may
-   * advance, so it must not resolve before the data is committed.
+   * Writes the batch durably and idempotently (upsert by key; deterministic file names), then
+   * resolves. Resolving is the acknowledgement after which the stream's checkpoint may advance,
+   * so it must not resolve before the data is committed.
+   *
+   * A sink that refuses single records but commits the rest resolves with their keys in
+   * `rejected`: the engine does not remember them as delivered, keeps them in its quarantine and
+   * re-delivers them to this sink later (`freight-sync rejected`). Resolving with nothing
+   * (`void`) means every record was accepted. Throwing means nothing of the batch counts: the
+   * whole batch is delivered again.
    */
-  write(batch: RecordBatch, signal: AbortSignal): Promise<void>;
+  write(batch: RecordBatch, signal: AbortSignal): Promise<SinkAck | void>;
+}
+
+/**
+ * The rejections of records a `StreamMapper` could not map (`mapper.map(batch).errors`): one per
+ * record, every problem in its reason. For sinks that skip such records and write the rest.
+ */
+export function mappingRejections(errors: readonly RecordMappingError[]): SinkRejection[] {
+  return errors.map(({ record, errors: problems }) => ({ key: record.key, reason: problems.map((p) => p.message).join('; ') }));
 }
 
 /**

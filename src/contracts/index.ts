@@ -30,6 +30,7 @@ export type {
 export { META_COLUMNS, RAW_COLUMN } from './mapping.js';
 export {
   defineConnector,
+  mappingRejections,
   type CommandSource,
   type ConnectorCapabilities,
   type ConnectorCheckContext,
@@ -41,4 +42,6 @@ export {
   type InboundResult,
   type InboundUnit,
   type RecordSink,
+  type SinkAck,
+  type SinkRejection,
 } from './connector.js';

@@ -3,7 +3,7 @@ import type { RecordBatch, SyncRecord } from './records.js';
 /**
  * The typed mapping a sink receives. Decision: sinks receive a compiled mapping together with the
  * function that applies it (`StreamMapper`), not pre-mapped rows: a sink decides what a mapping
- * error means for its target (fail the batch, or write an errors file / table) and may add its
+ * error means for its target (fail the batch, or skip the record and name it in the SinkAck) and may add its
  * own checks on text cells (a latin1 CSV rejects what it cannot encode), and an SQL sink reads
  * the column shapes to create its tables before the first batch. The composition root resolves
  * every stream's mapping (config or default, API variant applied) and compiles it once; a sink

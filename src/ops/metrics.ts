@@ -3,6 +3,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { ApiClientEvents, ApiClientStats } from '../api/client-events.js';
 import type { RecordSink } from '../contracts/index.js';
 import type { CheckpointStore } from '../state/stores/checkpoint-store.js';
+import type { QuarantineStore } from '../state/stores/quarantine-store.js';
 import type { StateTables } from '../state/tables.js';
 import { cursorPosition } from '../sync/cursor-position.js';
 
@@ -10,6 +11,7 @@ import { cursorPosition } from '../sync/cursor-position.js';
 export interface MetricsState {
   db: Kysely<StateTables>;
   checkpoints: CheckpointStore;
+  quarantine: Pick<QuarantineStore, 'counts'>;
   /** Polled streams whose checkpoint lag is reported. */
   streams: readonly string[];
   /** Server time (the client's clock), so lag is not skewed by the local clock. */
@@ -31,6 +33,12 @@ export class OpsMetrics {
     name: 'freight_sync_records_written_total',
     help: 'Records acknowledged by a sink, by stream, operation (upsert/delete) and sink',
     labelNames: ['stream', 'op', 'sink'] as const,
+    registers: [this.registry],
+  });
+  readonly recordsRejected = new Counter({
+    name: 'freight_sync_records_rejected_total',
+    help: 'Records a sink refused in its acknowledgement (quarantined for re-delivery), by stream and sink',
+    labelNames: ['stream', 'sink'] as const,
     registers: [this.registry],
   });
   readonly sinkWriteSeconds = new Histogram({
@@ -164,6 +172,17 @@ export class OpsMetrics {
         for (const [state, count] of await countByState(self.state.db, 'webhook_inbox')) this.set({ state }, count);
       },
     });
+    new Gauge({
+      name: 'freight_sync_quarantined_records',
+      help: 'Records (and webhook events) in the quarantine, by stream and kind (api-schema, sink, webhook); see freight-sync rejected list',
+      labelNames: ['stream', 'kind'] as const,
+      registers: [this.registry],
+      async collect() {
+        if (!self.state) return;
+        this.reset();
+        for (const { stream, kind, count } of await self.state.quarantine.counts()) this.set({ stream, kind }, count);
+      },
+    });
     if (options.processMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'freight_sync_' });
   }
 
@@ -187,22 +206,34 @@ export class OpsMetrics {
     };
   }
 
-  /** A sink that reports write latency and records written; behaves exactly like `sink`. */
+  /**
+   * A sink that reports write latency, records written and records refused; behaves exactly like
+   * `sink` (its acknowledgement is passed on untouched; the engine validates it).
+   */
   observeSink(stream: string, sinkName: string, sink: RecordSink): RecordSink {
     return {
       write: async (batch, signal) => {
         const end = this.sinkWriteSeconds.startTimer({ stream, sink: sinkName });
+        let ack: Awaited<ReturnType<RecordSink['write']>>;
         try {
-          await sink.write(batch, signal);
+          ack = await sink.write(batch, signal);
         } catch (error) {
           end({ outcome: 'error' });
           throw error;
         }
         end({ outcome: 'ok' });
+        const refused = new Set(Array.isArray(ack?.rejected) ? ack.rejected.map((r) => r?.key) : []);
+        let upserts = 0;
         let deletes = 0;
-        for (const record of batch.records) if (record.op === 'delete') deletes += 1;
-        if (batch.records.length - deletes > 0) this.recordsWritten.inc({ stream, op: 'upsert', sink: sinkName }, batch.records.length - deletes);
+        for (const record of batch.records) {
+          if (refused.has(record.key)) continue;
+          if (record.op === 'delete') deletes += 1;
+          else upserts += 1;
+        }
+        if (upserts > 0) this.recordsWritten.inc({ stream, op: 'upsert', sink: sinkName }, upserts);
         if (deletes > 0) this.recordsWritten.inc({ stream, op: 'delete', sink: sinkName }, deletes);
+        if (refused.size > 0) this.recordsRejected.inc({ stream, sink: sinkName }, refused.size);
+        return ack;
       },
     };
   }

@@ -12,7 +12,7 @@ export interface StateTables {
   invoice_index: InvoiceIndexTable;
   invoice_loads: InvoiceLoadsTable;
   invoice_candidates: InvoiceCandidatesTable;
-  rejected_records: RejectedRecordsTable;
+  quarantine: QuarantineTable;
   outbox: OutboxTable;
   outbox_units: OutboxUnitsTable;
   outbox_inbound: OutboxInboundTable;
@@ -77,14 +77,30 @@ export interface InvoiceCandidatesTable {
   next_attempt_at: string;
 }
 
-export interface RejectedRecordsTable {
+export type QuarantineKind = 'api-schema' | 'sink' | 'webhook';
+
+/** One record (or webhook event) that did not land, whatever refused it (migration 0005). */
+export interface QuarantineTable {
   id: Generated<number>;
+  kind: QuarantineKind;
+  /** The stream; `webhook:<family>` for an event no stream could take. */
   stream: string;
-  batch_id: string;
-  item_index: number;
-  problem: string;
+  /** sink: the record key; api-schema: the key, else `<batch>#<index>`; webhook: the inbox event key. */
+  item_key: string;
+  /** The connector that refused the record (kind `sink`); '' otherwise. */
+  sink: string;
+  reason: string;
+  /** The record as read (JSON), or the webhook body as received. */
   raw: string;
-  created_at: string;
+  /** Content hash of the quarantined version (kind `sink`). */
+  content_hash: string | null;
+  batch_id: string | null;
+  webhook_event_id: number | null;
+  attempts: Generated<number>;
+  first_seen_at: string;
+  last_seen_at: string;
+  /** When the next automatic re-delivery is due (kind `sink`); null: never automatically. */
+  next_attempt_at: string | null;
 }
 
 export interface TokensTable {
@@ -115,6 +131,8 @@ export interface RunsTable {
   records: number;
   pages: number;
   requests: number;
+  /** Records the run quarantined (migration 0005). */
+  rejected: Generated<number>;
   error: string | null;
 }
 

@@ -1,24 +1,22 @@
-import { createHash } from 'node:crypto';
 import type { ApiClient } from '../api/api-client.js';
 import type { RejectedItem } from '../api/paging.js';
-import type { RecordSink } from '../contracts/index.js';
 import type { StateStores } from '../state/stores/index.js';
 import { isAbortError } from '../util/abort.js';
 import { describeError } from '../util/errors.js';
-import { KeyedMutex } from '../util/keyed-mutex.js';
 import type { Logger } from '../util/logger.js';
 import { contentHash } from './content-hash.js';
 import { cursorCompletedAt, cursorInProgress, cursorPosition } from './cursor-position.js';
 import { readAhead } from './read-ahead.js';
-import type { RecordBatch, SyncRecord } from '../contracts/index.js';
+import type { SyncRecord } from '../contracts/index.js';
+import type { SinkRefusal } from '../state/stores/quarantine-store.js';
 import type { SyncSideStore } from '../state/stores/sync-side-store.js';
+import { buildBatch, writeToSink, type NamedSink } from './sink-ack.js';
+import { withStreamDelivery } from './delivery-lock.js';
+import { redeliverDue } from './redeliver.js';
 import type { DeliveryHooks } from './delivery-hooks.js';
 import type { AnyStreamDefinition, RawRecord, RunPlan } from './stream-definition.js';
 
-export interface NamedSink {
-  name: string;
-  sink: RecordSink;
-}
+export type { NamedSink } from './sink-ack.js';
 
 /** What the engine needs: its stores, the API client, a logger, and the hooks other parts add. */
 export interface StreamRunDeps {
@@ -61,7 +59,10 @@ export interface StreamRunSummary {
   deletes: number;
   /** Records read again through overlap and dropped because their content was unchanged. */
   unchanged: number;
-  /** List elements that failed their schema or had no key: quarantined, counted as errors. */
+  /**
+   * Records quarantined by this run: list elements that failed their schema or had no key, and
+   * records a sink refused (also on re-delivery). Not counted in `delivered`.
+   */
   rejected: number;
   pages: number;
   requests: number;
@@ -94,26 +95,28 @@ export interface DeliverOutcome {
  * Delivers raw records of one stream: builds `SyncRecord`s (a record without a key is
  * quarantined, not dropped silently), drops those whose content the sinks already have, hands
  * the rest to EVERY sink, and only after all of them acknowledged commits — in one transaction —
- * the content hashes, the cursor (when given) and the side bookkeeping (design §2.7). Used by
- * the stream runner for polled pages and by the webhook processor for targeted refreshes, so
- * both paths deliver exactly alike.
+ * the content hashes, the cursor (when given), the quarantine and the side bookkeeping (design
+ * §2.7). Used by the stream runner for polled pages and by the webhook processor for targeted
+ * refreshes, so both paths deliver exactly alike.
+ *
+ * Several sinks on one stream, and a sink refusing a record (SinkAck): the content hash means
+ * "every sink has this version", so a refused record's hash is NOT remembered. Instead the
+ * quarantine gets one entry per refusing sink, holding that version; the sinks that accepted it
+ * get no entry. While an entry holds a version, that same version read again (lookback, webhook)
+ * is not handed to any sink — the accepting sinks have it, the refusing one gets it from the
+ * re-delivery (`redeliverDue`, with backoff) — so nothing is written twice. A NEWER version goes
+ * to every sink as usual and settles each sink's entry: removed where it landed, replaced where
+ * it was refused again. The checkpoint moves on in any case: the quarantine holds the record.
  */
 export async function deliverBatch(deps: StreamRunDeps, request: DeliverRequest): Promise<DeliverOutcome> {
-  // Polling and webhook refreshes of one stream may deliver at the same time. Between the
-  // content-hash check and its commit both would see a record as new and write it twice, so
-  // batches of one stream (per state database) go one at a time.
-  let mutex = deliveryLocks.get(deps.stores);
-  if (!mutex) deliveryLocks.set(deps.stores, (mutex = new KeyedMutex()));
-  return mutex.run(request.definition.name, () => deliverBatchNow(deps, request));
+  return withStreamDelivery(deps.stores, request.definition.name, () => deliverBatchNow(deps, request));
 }
-
-const deliveryLocks = new WeakMap<object, KeyedMutex>();
 
 async function deliverBatchNow(deps: StreamRunDeps, request: DeliverRequest): Promise<DeliverOutcome> {
   const { definition } = request;
   const stream = definition.name;
   const syncedAt = new Date().toISOString();
-  const rejected: RejectedItem[] = [...(request.rejected ?? [])];
+  const schemaRejected = (request.rejected ?? []).map((item) => ({ ...item, key: keyOf(definition, item.raw) }));
   const records: SyncRecord[] = [];
   // E.g. loads this daemon created or changed carry `_freightSync` (wired in src/app/compose.ts).
   const raw = deps.hooks?.enrich ? await deps.hooks.enrich(stream, request.records) : request.records;
@@ -122,7 +125,7 @@ async function deliverBatchNow(deps: StreamRunDeps, request: DeliverRequest): Pr
       const op = definition.op(data);
       records.push({ stream, key: definition.key(data), op, updatedAt: definition.updatedAt(data), data, syncedAt });
     } catch (error) {
-      rejected.push({ index, raw: data, problem: describeError(error) });
+      schemaRejected.push({ index, raw: data, problem: describeError(error), key: null });
     }
   });
   const hashes = records.map((r) => ({ key: r.key, hash: contentHash(r.op, r.data) }));
@@ -132,36 +135,74 @@ async function deliverBatchNow(deps: StreamRunDeps, request: DeliverRequest): Pr
   records.forEach((record, i) => {
     if (changed.has(record.key)) latest.set(record.key, { record, hash: hashes[i]!.hash });
   });
-  const toWrite = [...latest.values()];
+  const held = await deps.stores.quarantine.entriesFor(stream, [...latest.keys()]);
+  // A version the quarantine holds for a refusing sink is re-delivered from there (see above).
+  const toWrite = [...latest.values()].filter((t) => !held.get(t.record.key)?.some((e) => e.kind === 'sink' && e.hash === t.hash));
 
+  const refusals: SinkRefusal[] = [];
+  const refusedBy = new Map<string, Set<string>>();
   if (toWrite.length > 0) {
-    const digest = createHash('sha1');
-    for (const item of toWrite) digest.update(`${item.record.key}\u0000${item.hash}\u0001`);
-    // Deterministic for the position AND the content: a replayed batch replaces its file, a
-    // different batch at the same position (new content) never overwrites an earlier one.
-    const batch: RecordBatch = {
-      stream,
-      batchId: `${request.batchId}_${digest.digest('hex').slice(0, 12)}`,
-      records: toWrite.map((t) => t.record),
-    };
-    await Promise.all(request.sinks.map((s) => s.sink.write(batch, request.signal)));
+    const batch = buildBatch(stream, request.batchId, toWrite);
+    const acks = await Promise.all(request.sinks.map((s) => writeToSink(s, batch, request.signal)));
+    const byKey = new Map(toWrite.map((t) => [t.record.key, t]));
+    acks.forEach((refused, i) => {
+      const sink = request.sinks[i]!.name;
+      refusedBy.set(sink, new Set(refused.keys()));
+      for (const [key, reason] of refused) {
+        const item = byKey.get(key)!;
+        refusals.push({ key, sink, reason, raw: item.record.data, hash: item.hash, batchId: batch.batchId });
+      }
+    });
   }
+  const refusedKeys = new Set(refusals.map((r) => r.key));
+  const accepted = toWrite.filter((t) => !refusedKeys.has(t.record.key));
+  // Only keys with entries can settle any (most batches have none: no statements).
+  const settling = toWrite.filter((t) => held.has(t.record.key)).map((t) => t.record.key);
 
   await deps.stores.transaction(async (tx) => {
-    await tx.seen.remember(stream, toWrite.map((t) => ({ key: t.record.key, hash: t.hash })));
+    await tx.seen.remember(stream, accepted.map((t) => ({ key: t.record.key, hash: t.hash })));
     if (request.checkpoint) await tx.checkpoints.set(request.checkpoint.key, request.checkpoint.cursor, definition.cursorSchema);
-    if (rejected.length > 0) await tx.side.quarantine(stream, request.batchId, rejected);
+    for (const { name } of request.sinks) {
+      const landed = settling.filter((key) => !refusedBy.get(name)?.has(key));
+      if (landed.length > 0) await tx.quarantine.resolveForSink(stream, name, landed);
+    }
+    const everywhere = settling.filter((key) => !refusedKeys.has(key));
+    if (everywhere.length > 0) await tx.quarantine.resolveSchemaRejections(stream, everywhere);
+    await tx.quarantine.recordSinkRefusals(stream, refusals);
+    if (schemaRejected.length > 0) await tx.quarantine.recordSchemaRejections(stream, request.batchId, schemaRejected);
     for (const task of request.afterCommit ?? []) await task(tx.side);
     await deps.hooks?.inCommit?.(stream, request.records, tx);
   });
-  if (rejected.length > 0) {
+  if (schemaRejected.length > 0) {
     deps.logger.error(
-      { stream, batch: request.batchId, rejected: rejected.slice(0, 5).map((r) => ({ index: r.index, problem: r.problem })) },
-      `${rejected.length} record(s) rejected and quarantined (see rejected_records)`,
+      { stream, batch: request.batchId, rejected: schemaRejected.slice(0, 5).map((r) => ({ index: r.index, problem: r.problem })) },
+      `${schemaRejected.length} record(s) failed the API schema and were quarantined (see freight-sync rejected list)`,
     );
   }
-  const deletes = toWrite.filter((t) => t.record.op === 'delete').length;
-  return { delivered: toWrite.length, upserts: toWrite.length - deletes, deletes, unchanged: records.length - toWrite.length, rejected: rejected.length };
+  if (refusals.length > 0) {
+    deps.logger.error(
+      { stream, batch: request.batchId, refused: refusals.slice(0, 5).map((r) => ({ key: r.key, sink: r.sink, reason: r.reason })) },
+      `${refusedKeys.size} record(s) refused by a sink and quarantined for re-delivery (see freight-sync rejected list)`,
+    );
+  }
+  const deletes = accepted.filter((t) => t.record.op === 'delete').length;
+  return {
+    delivered: accepted.length,
+    upserts: accepted.length - deletes,
+    deletes,
+    unchanged: records.length - toWrite.length,
+    rejected: schemaRejected.length + refusedKeys.size,
+  };
+}
+
+/** The key of a list element that failed its schema, when it has one (a later good version then settles its entry). */
+function keyOf(definition: AnyStreamDefinition, raw: unknown): string | null {
+  if (raw === null || typeof raw !== 'object') return null;
+  try {
+    return definition.key(raw as RawRecord) || null;
+  } catch {
+    return null;
+  }
 }
 
 /** The cursor key of a backfill: separate from the stream's own, so a backfill never moves it. */
@@ -232,6 +273,12 @@ export async function runStream(deps: StreamRunDeps, request: StreamRunRequest):
         }
       }
     };
+    // Records a sink refused earlier and whose next attempt is due go first, to that sink only.
+    const redelivered = await redeliverDue(deps, { definition, sinks: request.sinks, signal: request.signal, logger });
+    summary.delivered += redelivered.delivered;
+    summary.upserts += redelivered.delivered - redelivered.deletes;
+    summary.deletes += redelivered.deletes;
+    summary.rejected += redelivered.rejected;
     await readFrom(cursor);
     // A run that started inside a range a killed run left behind has only finished that range:
     // it reads on to the current server time in the same run instead of lagging one run behind.
@@ -241,7 +288,9 @@ export async function runStream(deps: StreamRunDeps, request: StreamRunRequest):
     if (plan.mode === 'backfill' && summary.status === 'ok') await seedIncrementalCheckpoint(deps, definition, cursorKey, plan);
     if (summary.rejected > 0 && summary.status === 'ok') {
       summary.status = 'failed';
-      summary.error = `${summary.rejected} record(s) rejected (quarantined in rejected_records)`;
+      // One rule for every kind of rejection: the run fails (exit 1, alerting) although its
+      // checkpoint moved on — the quarantine holds the records and re-delivers sink refusals.
+      summary.error = `${summary.rejected} record(s) rejected (see freight-sync rejected list)`;
     }
   } catch (error) {
     if (isAbortError(error) || request.signal.aborted) {
@@ -258,6 +307,7 @@ export async function runStream(deps: StreamRunDeps, request: StreamRunRequest):
     await deps.stores.runs.finish(runId, {
       status: summary.status === 'ok' ? 'ok' : summary.status === 'stopped' ? 'aborted' : 'failed',
       records: summary.delivered,
+      rejected: summary.rejected,
       pages: summary.pages,
       requests: summary.requests,
       error: summary.error,

@@ -226,7 +226,7 @@ export class WebhookProcessor {
       const state = await this.inbox.markFailed(row, error, new Date(now.getTime() + delay).toISOString(), this.options.maxAttempts);
       this.deps.metrics.webhookEventsProcessed.inc({ family: family.get(row.id) ?? 'unknown', outcome: state === 'failed' ? 'failed' : 'retry' });
       const level = state === 'failed' ? 'error' : 'warn';
-      this.logger[level]({ event: row.event_type, reference: row.reference_number, attempts: row.attempts + 1, error }, state === 'failed' ? 'webhook event parked as failed (polling still covers it)' : 'webhook event will be retried');
+      this.logger[level]({ event: row.event_type, reference: row.reference_number, attempts: row.attempts + 1, error }, state === 'failed' ? 'webhook event parked as failed and quarantined (polling still covers it; see freight-sync rejected list)' : 'webhook event will be retried');
     }
   }
 }

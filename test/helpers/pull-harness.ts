@@ -46,6 +46,11 @@ export interface PullConfigOptions {
 
 /** A real config (validated like a file) pointing at the simulator, with a CSV sink in `dir/out`. */
 export function pullConfig(options: PullConfigOptions): FreightSyncConfig {
+  return parseConfig(pullConfigRaw(options), { source: 'test config', baseDir: options.dir });
+}
+
+/** The raw (unvalidated) config of `pullConfig`, e.g. to write as a file for the CLI. */
+export function pullConfigRaw(options: PullConfigOptions): Record<string, unknown> {
   const raw: Record<string, any> = {
     api: {
       variant: options.sim.options.variant,
@@ -71,7 +76,7 @@ export function pullConfig(options: PullConfigOptions): FreightSyncConfig {
     connectors: { out: { type: 'csv', options: { directory: path.join(options.dir, 'out'), ...(options.csvOptions ?? {}) } } },
     ...(options.raw ?? {}),
   };
-  return parseConfig(raw, { source: 'test config', baseDir: options.dir });
+  return raw;
 }
 
 export async function withPullApp<T>(config: FreightSyncConfig, dir: string, work: (app: AppContext) => Promise<T>, logger: Logger = silentLogger()): Promise<T> {

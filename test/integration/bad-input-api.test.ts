@@ -11,7 +11,7 @@ import { collectTruth, compareWithTruth, latestByKey, pullConfig, readCsvRows, s
  * The bad-API-response corpus (test/fixtures/bad-input/api): each fixture spoils chosen answers
  * of the simulator through a loopback proxy. A sync of four streams must not crash, must report
  * exactly the expected status, rejected count and error per stream, quarantine bad elements in
- * rejected_records, and lose nothing else: every stream not named as failing equals the truth,
+ * the quarantine (kind api-schema), and lose nothing else: every stream not named as failing equals the truth,
  * and a spoiled stream misses at most the spoiled elements.
  */
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -60,7 +60,7 @@ afterAll(async () => sim?.close());
 function rejectedRows(stateFile: string): Array<{ stream: string; problem: string }> {
   const db = new Database(stateFile, { readonly: true });
   try {
-    return db.prepare('select stream, problem from rejected_records').all() as Array<{ stream: string; problem: string }>;
+    return db.prepare("select stream, reason as problem from quarantine where kind = 'api-schema'").all() as Array<{ stream: string; problem: string }>;
   } finally {
     db.close();
   }

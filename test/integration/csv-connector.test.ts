@@ -93,14 +93,15 @@ describe('csv connector', () => {
     expect(u16.toString('utf16le')).toContain('café 中');
 
     const latin1 = await setup({ encoding: 'latin1' });
-    await latin1.write(batchOf('things', 'e', [thing('1', { text: 'café' }), thing('2', { text: '中文' })]));
+    const ack = await latin1.write(batchOf('things', 'e', [thing('1', { text: 'café' }), thing('2', { text: '中文' })]));
     const l1 = await readFile(path.join(latin1.out, 'things__e.csv'));
     expect(l1.includes(Buffer.from([0x63, 0x61, 0x66, 0xe9]))).toBe(true); // "café" in latin1
     expect(rows(l1.toString('latin1')).map((r) => r.id)).toEqual(['1']);
-    // The record that latin1 cannot hold is not dropped: it is in the errors file.
-    const errors = rows((await readFile(path.join(latin1.out, 'things__e.errors.csv'))).toString('latin1'));
-    expect(errors[0]).toMatchObject({ record_key: '2', column: 'text' });
-    expect(errors[0]!.message).toContain('U+4E2D cannot be encoded in latin1');
+    // The record that latin1 cannot hold is not dropped silently: the acknowledgement names it.
+    expect(ack?.rejected.map((r) => r.key)).toEqual(['2']);
+    expect(ack?.rejected[0]!.reason).toContain('column text');
+    expect(ack?.rejected[0]!.reason).toContain('U+4E2D cannot be encoded in latin1');
+    expect(await latin1.list()).toEqual(['thing_parts__e.csv', 'things__e.csv']);
   });
 
   it('writes a manifest whose checksum and size match the file', async () => {
@@ -177,20 +178,17 @@ describe('csv connector', () => {
     expect(await list()).toEqual(['thing_parts__b3.csv', 'thing_parts__b4.csv', 'things__b4.csv']);
   });
 
-  it('writes tombstones as delete rows and a bad record to the errors file, the rest intact', async () => {
+  it('writes tombstones as delete rows; a record that fails to map is left out and named in the acknowledgement', async () => {
     const { out, write, list } = await setup();
-    await write(batchOf('things', 'mix', [thing('1'), thing('2', { when: 'yesterday' }), thing('3', {}), record('things', '4', { id: '4', text: 'gone', parts: [{ name: 'z' }] }, { op: 'delete' })]));
-    expect(await list()).toEqual(['thing_parts__mix.csv', 'things__mix.csv', 'things__mix.errors.csv']);
+    const ack = await write(batchOf('things', 'mix', [thing('1'), thing('2', { when: 'yesterday' }), thing('3', {}), record('things', '4', { id: '4', text: 'gone', parts: [{ name: 'z' }] }, { op: 'delete' })]));
+    // Data only: the refusal goes to the engine's quarantine, not to an errors file.
+    expect(await list()).toEqual(['thing_parts__mix.csv', 'things__mix.csv']);
     expect(rows(await readFile(path.join(out, 'things__mix.csv'))).map((r) => [r.id, r._op])).toEqual([['1', 'upsert'], ['3', 'upsert'], ['4', 'delete']]);
     expect(rows(await readFile(path.join(out, 'thing_parts__mix.csv'))).map((r) => r.id)).toEqual(['1', '1', '3', '3']);
-    const [error] = rows(await readFile(path.join(out, 'things__mix.errors.csv')));
-    expect(error).toMatchObject({ stream: 'things', batch_id: 'mix', record_key: '2', column: 'when' });
-    expect(error!.message).toBe('stream things, key 2, column when: cannot parse date "yesterday"');
-    expect(JSON.parse(error!.raw!)).toMatchObject({ id: '2', when: 'yesterday' });
+    expect(ack).toEqual({ rejected: [{ key: '2', reason: 'stream things, key 2, column when: cannot parse date "yesterday"' }] });
 
-    // The replay after the data was fixed supersedes the error report.
-    await write(batchOf('things', 'mix', [thing('1'), thing('2'), thing('3')]));
-    expect(await list()).toEqual(['thing_parts__mix.csv', 'things__mix.csv']);
+    // Every record maps: nothing refused.
+    expect(await write(batchOf('things', 'mix', [thing('1'), thing('2'), thing('3')]))).toEqual({ rejected: [] });
   });
 
   it('onMappingError: fail rejects the batch and writes nothing', async () => {

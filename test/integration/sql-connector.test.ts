@@ -139,7 +139,7 @@ describe.each(['sqlite', 'postgres', 'mariadb'] as TargetKind[])('sql connector 
     const { logger, text: logText } = capturingLogger('info');
     const c = await open({}, undefined, logger);
     const nasty = `O'Brien "quoted" \\ back; DROP TABLE things; -- Ünïcødé 日本語 🚚🎉`;
-    await c.write(
+    const ack = await c.write(
       batchOf('things', 'b1', [
         thing('1', { text: nasty, tags: [[1, 2], { deep: ['x', null] }] }),
         thing('2', { code: 'THIS-IS-FAR-TOO-LONG' }),
@@ -153,6 +153,9 @@ describe.each(['sqlite', 'postgres', 'mariadb'] as TargetKind[])('sql connector 
     expect(JSON.parse(main[0]!.tags)).toEqual([[1, 2], { deep: ['x', null] }]);
     expect([main[1]!.text, main[1]!.amount, main[1]!.count, main[1]!.flag, main[1]!.when_at, main[1]!.tags]).toEqual([null, null, null, null, null, null]);
     expect(main[2]!.text).toBe('🚚');
+    // The acknowledgement names the refused record (the engine quarantines it); the errors table mirrors it.
+    expect(ack?.rejected.map((r) => r.key)).toEqual(['2']);
+    expect(ack?.rejected[0]!.reason).toContain(`stream things, key 2, table ${c.prefix}things, column code:`);
     const errors = (await target.reader.selectFrom(target.table(`${c.prefix}sync_errors`)).selectAll().execute()) as Record<string, any>[];
     expect(errors).toHaveLength(1);
     expect(errors[0]).toMatchObject({ stream: 'things', record_key: '2', table_name: `${c.prefix}things`, column_name: 'code', batch_id: 'b1', op: 'upsert' });
@@ -174,12 +177,18 @@ describe.each(['sqlite', 'postgres', 'mariadb'] as TargetKind[])('sql connector 
     await c.close();
   });
 
-  it.skipIf(!url)('records that fail to map are reported in the errors table, the rest is written', async () => {
+  it.skipIf(!url)('records that fail to map are acknowledged as rejected and mirrored in the errors table; writing the key later clears the mirror', async () => {
     const c = await open();
-    await c.write(batchOf('things', 'b1', [thing('1'), thing('2', { amount: 'twelve' })]));
+    const ack = await c.write(batchOf('things', 'b1', [thing('1'), thing('2', { amount: 'twelve' })]));
+    expect(ack?.rejected.map((r) => r.key)).toEqual(['2']);
+    expect(ack?.rejected[0]!.reason).toContain('column amount');
     expect((await c.rows('things')).map((r) => r.id)).toEqual(['1']);
-    const errors = (await target.reader.selectFrom(target.table(`${c.prefix}sync_errors`)).selectAll().execute()) as Record<string, any>[];
-    expect(errors.map((e) => [e.record_key, e.column_name, e.table_name])).toEqual([['2', 'amount', 'things']]);
+    const errors = async () => (await target.reader.selectFrom(target.table(`${c.prefix}sync_errors`)).selectAll().execute()) as Record<string, any>[];
+    expect((await errors()).map((e) => [e.record_key, e.column_name, e.table_name])).toEqual([['2', 'amount', 'things']]);
+    // The re-delivered (fixed) record lands: its mirror rows go in the same transaction.
+    expect(await c.write(batchOf('things', 'b2', [thing('2')]))).toEqual({ rejected: [] });
+    expect((await c.rows('things')).map((r) => r.id)).toEqual(['1', '2']);
+    expect(await errors()).toEqual([]);
     await c.close();
   });
 

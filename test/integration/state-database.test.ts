@@ -86,3 +86,23 @@ describe('migrateToLatest', () => {
     await expect(migrateToLatest(db, { migrations: broken })).rejects.toThrow(/migration 0002-broken.*boom/);
   });
 });
+
+describe('migration 0005-quarantine', () => {
+  it('moves what the old stores held (rejected_records, failed webhook events) into the one quarantine', async () => {
+    const db = openStateDatabase(tempStatePath());
+    toClose.push(db);
+    const upTo0004 = Object.fromEntries(Object.entries(MIGRATIONS).filter(([name]) => name < '0005'));
+    await migrateToLatest(db, { migrations: upTo0004 });
+    await sql`insert into rejected_records (stream, batch_id, item_index, problem, raw, created_at) values ('bills', 'b1', 3, 'bad date', '{"x":1}', '2024-01-01T00:00:00.000Z')`.execute(db);
+    await sql`insert into webhook_inbox (event_key, event_type, family, body, source, received_at, state, attempts, next_attempt_at, last_error)
+      values ('event:1', 'load#updated', 'load', '{"a":1}', 'delivery', '2024-01-02T00:00:00.000Z', 'failed', 8, '2024-01-02T00:00:00.000Z', 'HTTP 500'),
+             ('event:2', 'load#updated', 'load', '{"a":2}', 'delivery', '2024-01-02T00:00:00.000Z', 'done', 1, '2024-01-02T00:00:00.000Z', null)`.execute(db);
+    await migrateToLatest(db);
+    const rows = (await sql`select kind, stream, item_key, sink, reason, raw, attempts, webhook_event_id from quarantine order by id`.execute(db)).rows;
+    expect(rows).toEqual([
+      { kind: 'api-schema', stream: 'bills', item_key: 'b1#3#1', sink: '', reason: 'bad date', raw: '{"x":1}', attempts: 1, webhook_event_id: null },
+      { kind: 'webhook', stream: 'webhook:load', item_key: 'event:1', sink: '', reason: 'HTTP 500', raw: '{"a":1}', attempts: 8, webhook_event_id: 1 },
+    ]);
+    expect((await db.introspection.getTables()).map((t) => t.name)).not.toContain('rejected_records');
+  });
+});

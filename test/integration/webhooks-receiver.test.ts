@@ -102,7 +102,10 @@ describe('webhook receiver', () => {
     expect(readCsvRows(out, 'events')).toHaveLength(2);
     expect(readCsvRows(out, 'loads').filter((r) => r.record_key === ref)).toHaveLength(1);
     expect(readCsvRows(out, 'loads').filter((r) => r.record_key === laterRef)).toHaveLength(1);
-    const rows = await daemon.app.db.selectFrom('webhook_inbox').select(['reference_number', 'state']).orderBy('id').execute();
+    // The inbox row is settled just after the sinks acknowledged (the CSV rows may be visible a moment earlier).
+    const inboxRows = () => daemon.app.db.selectFrom('webhook_inbox').select(['reference_number', 'state']).orderBy('id').execute();
+    await until(async () => (await inboxRows()).every((r) => r.state !== 'pending'));
+    const rows = await inboxRows();
     expect(rows).toEqual([
       { reference_number: ref, state: 'done' },
       { reference_number: laterRef, state: 'done' },

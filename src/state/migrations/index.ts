@@ -3,6 +3,7 @@ import { initial } from './0001-initial.js';
 import { syncSideTables } from './0002-sync-side-tables.js';
 import { outbox } from './0003-outbox.js';
 import { webhookInbox } from './0004-webhook-inbox.js';
+import { quarantine } from './0005-quarantine.js';
 import { tokenRefreshLock } from './0007-token-refresh-lock.js';
 
 /**
@@ -15,6 +16,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0002-sync-side-tables': syncSideTables,
   '0003-outbox': outbox,
   '0004-webhook-inbox': webhookInbox,
+  '0005-quarantine': quarantine,
   '0007-token-refresh-lock': tokenRefreshLock,
 };
 

@@ -3,6 +3,7 @@ import type { StateTables } from '../tables.js';
 import { CheckpointStore } from './checkpoint-store.js';
 import { CustomerDirectoryStore } from './customer-directory-store.js';
 import { OutboxStore } from './outbox-store.js';
+import { QuarantineStore } from './quarantine-store.js';
 import { RunHistoryStore } from './run-history-store.js';
 import { SeenRecordStore } from './seen-record-store.js';
 import { SyncSideStore } from './sync-side-store.js';
@@ -13,6 +14,7 @@ import { WebhookInboxStore } from './webhook-inbox-store.js';
 export { CheckpointStore, type CheckpointEntry, type StateExecutor } from './checkpoint-store.js';
 export { CustomerDirectoryStore } from './customer-directory-store.js';
 export { OutboxStore } from './outbox-store.js';
+export { QuarantineStore } from './quarantine-store.js';
 export { RunHistoryStore } from './run-history-store.js';
 export { SeenRecordStore } from './seen-record-store.js';
 export { SyncSideStore } from './sync-side-store.js';
@@ -36,6 +38,8 @@ export interface StateStores {
   readonly units: UnitStore;
   readonly directory: CustomerDirectoryStore;
   readonly webhookInbox: WebhookInboxStore;
+  /** Records that did not land (API schema, sink refusals, failed webhook events): the one quarantine. */
+  readonly quarantine: QuarantineStore;
   /** Runs `work` in one transaction; the stores it receives write inside it. */
   transaction<T>(work: (stores: StateStores) => Promise<T>): Promise<T>;
   /** A trivial query: the readiness probe of the state database. */
@@ -53,6 +57,7 @@ export function createStores(db: Kysely<StateTables>): StateStores {
     units: new UnitStore(db),
     directory: new CustomerDirectoryStore(db),
     webhookInbox: new WebhookInboxStore(db),
+    quarantine: new QuarantineStore(db),
     transaction: (work) => db.transaction().execute((trx) => work(createStores(trx))),
     ping: async () => void (await sql`select 1`.execute(db)),
   };

@@ -5,6 +5,8 @@ import { StateError } from '../errors.js';
 export interface RunOutcome {
   status: Exclude<RunStatus, 'running'>;
   records: number;
+  /** Records the run quarantined. */
+  rejected?: number;
   pages: number;
   requests: number;
   error?: string | null;
@@ -18,6 +20,7 @@ export interface RunRecord {
   finishedAt: string | null;
   status: RunStatus;
   records: number;
+  rejected: number;
   pages: number;
   requests: number;
   error: string | null;
@@ -56,6 +59,7 @@ export class RunHistoryStore {
         finished_at: this.now().toISOString(),
         status: outcome.status,
         records: outcome.records,
+        rejected: outcome.rejected ?? 0,
         pages: outcome.pages,
         requests: outcome.requests,
         error: outcome.error ?? null,
@@ -90,6 +94,7 @@ function toRecord(row: {
   finished_at: string | null;
   status: RunStatus;
   records: number;
+  rejected: number;
   pages: number;
   requests: number;
   error: string | null;
@@ -102,6 +107,7 @@ function toRecord(row: {
     finishedAt: row.finished_at,
     status: row.status,
     records: row.records,
+    rejected: row.rejected,
     pages: row.pages,
     requests: row.requests,
     error: row.error,

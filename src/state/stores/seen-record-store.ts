@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { chunks } from '../../util/chunks.js';
 import type { StateTables } from '../tables.js';
 import type { StateExecutor } from './checkpoint-store.js';
 
@@ -83,8 +84,4 @@ function lastByKey(items: readonly SeenItem[]): Map<string, string> {
   const out = new Map<string, string>();
   for (const item of items) out.set(item.key, item.hash);
   return out;
-}
-
-function* chunks<T>(items: readonly T[], size: number): Generator<T[]> {
-  for (let i = 0; i < items.length; i += size) yield items.slice(i, i + size);
 }

@@ -1,13 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { StateTables } from '../tables.js';
 
-/** A list element that failed its schema or had no key (the API layer's `QuarantinedItem` has this shape). */
-export interface QuarantinedItem {
-  index: number;
-  problem: string;
-  raw: unknown;
-}
-
 export interface OpenInvoice {
   invoiceId: string;
   status: string | null;
@@ -180,33 +173,6 @@ export class SyncSideStore {
 
   async countInvoiceCandidates(): Promise<number> {
     const row = await this.db.selectFrom('invoice_candidates').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst();
-    return Number(row?.n ?? 0);
-  }
-
-  /** Keeps list elements that failed their schema, raw, for inspection. */
-  async quarantine(stream: string, batchId: string, rejected: readonly QuarantinedItem[]): Promise<void> {
-    const at = this.now().toISOString();
-    for (const item of rejected) {
-      await this.db
-        .insertInto('rejected_records')
-        .values({
-          stream,
-          batch_id: batchId,
-          item_index: item.index,
-          problem: item.problem,
-          raw: JSON.stringify(item.raw) ?? 'null',
-          created_at: at,
-        })
-        .execute();
-    }
-  }
-
-  async countRejected(stream: string): Promise<number> {
-    const row = await this.db
-      .selectFrom('rejected_records')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('stream', '=', stream)
-      .executeTakeFirst();
     return Number(row?.n ?? 0);
   }
 

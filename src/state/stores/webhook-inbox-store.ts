@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { StateTables, WebhookInboxState, WebhookInboxTable } from '../tables.js';
+import { QuarantineStore } from './quarantine-store.js';
 
 export type InboxRow = Selectable<WebhookInboxTable>;
 
@@ -56,25 +57,57 @@ export class WebhookInboxStore {
       .execute();
   }
 
+  /** Marks events processed; an event that was parked before (and retried) leaves the quarantine. */
   async markDone(ids: readonly number[], now: string): Promise<void> {
     if (ids.length === 0) return;
-    await this.db
-      .updateTable('webhook_inbox')
-      .set((eb) => ({ state: 'done', processed_at: now, last_error: null, attempts: eb('attempts', '+', 1) }))
-      .where('id', 'in', [...ids])
-      .execute();
+    await this.atomically(async (trx) => {
+      await trx
+        .updateTable('webhook_inbox')
+        .set((eb) => ({ state: 'done', processed_at: now, last_error: null, attempts: eb('attempts', '+', 1) }))
+        .where('id', 'in', [...ids])
+        .execute();
+      await new QuarantineStore(trx).resolveWebhookEvents(ids);
+    });
   }
 
-  /** Records a failed attempt; after `maxAttempts` the row is parked as `failed` (polling still covers it). */
+  /**
+   * Records a failed attempt; after `maxAttempts` the row is parked as `failed` and listed in the
+   * one quarantine (`freight-sync rejected list`, stream `webhook:<family>`); polling still covers it.
+   */
   async markFailed(row: InboxRow, error: string, retryAt: string, maxAttempts: number): Promise<WebhookInboxState> {
     const attempts = row.attempts + 1;
     const state: WebhookInboxState = attempts >= maxAttempts ? 'failed' : 'pending';
-    await this.db
-      .updateTable('webhook_inbox')
-      .set({ attempts, state, last_error: error.slice(0, 2000), next_attempt_at: retryAt })
-      .where('id', '=', row.id)
-      .execute();
+    const lastError = error.slice(0, 2000);
+    await this.atomically(async (trx) => {
+      await trx.updateTable('webhook_inbox').set({ attempts, state, last_error: lastError, next_attempt_at: retryAt }).where('id', '=', row.id).execute();
+      if (state === 'failed') {
+        await new QuarantineStore(trx).recordWebhookFailure({ id: row.id, key: row.event_key, stream: webhookStream(row.family), reason: lastError, body: row.body, attempts });
+      }
+    });
     return state;
+  }
+
+  /** Makes events pending and due now with fresh attempts (`freight-sync rejected retry`). */
+  async rearm(ids: readonly number[], now: string): Promise<void> {
+    if (ids.length === 0) return;
+    await this.db.updateTable('webhook_inbox').set({ state: 'pending', attempts: 0, next_attempt_at: now }).where('id', 'in', [...ids]).execute();
+  }
+
+  async byIds(ids: readonly number[]): Promise<InboxRow[]> {
+    if (ids.length === 0) return [];
+    return this.db.selectFrom('webhook_inbox').selectAll().where('id', 'in', [...ids]).execute();
+  }
+
+  /** Forgets events for good (`freight-sync rejected discard`): a later identical delivery is stored anew. */
+  async remove(ids: readonly number[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.db.deleteFrom('webhook_inbox').where('id', 'in', [...ids]).execute();
+  }
+
+  /** `work` in one transaction: the store's own, or the one it is bound to (StateStores.transaction). */
+  private async atomically(work: (trx: Kysely<StateTables>) => Promise<void>): Promise<void> {
+    if (this.db.isTransaction) await work(this.db);
+    else await this.db.transaction().execute(work);
   }
 
   /** The newest event time the inbox knows (log rows: when it happened; deliveries: when received). */
@@ -98,6 +131,11 @@ export class WebhookInboxStore {
     const result = await this.db.deleteFrom('webhook_inbox').where('state', '=', 'done').where('received_at', '<', before).executeTakeFirst();
     return Number(result.numDeletedRows);
   }
+}
+
+/** The quarantine's stream name for an event of a family (the migration moves old ones the same way). */
+export function webhookStream(family: string): string {
+  return `webhook:${family}`;
 }
 
 async function acceptOne(trx: Kysely<StateTables>, entry: InboxEntry, dedupeWindowMs: number): Promise<AcceptOutcome> {
