@@ -30,6 +30,7 @@ export type {
 export { META_COLUMNS, RAW_COLUMN } from './mapping.js';
 export {
   defineConnector,
+  type ColumnTypeChange,
   type CommandSource,
   type ConnectorCapabilities,
   type ConnectorCheckContext,
@@ -41,4 +42,5 @@ export {
   type InboundResult,
   type InboundUnit,
   type RecordSink,
+  type TableMigration,
 } from './connector.js';

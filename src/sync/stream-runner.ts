@@ -76,6 +76,8 @@ export interface DeliverRequest {
   rejected?: readonly RejectedItem[];
   /** Position part of the batch id (the content digest is appended). */
   batchId: string;
+  /** Run history id the rows are tagged with (`_run_id`); targeted deliveries default to their batch id. */
+  runId?: string;
   signal: AbortSignal;
   /** The cursor to commit with the batch; absent for targeted deliveries (webhook refreshes). */
   checkpoint?: { key: string; cursor: unknown };
@@ -143,6 +145,7 @@ async function deliverBatchNow(deps: StreamRunDeps, request: DeliverRequest): Pr
       stream,
       batchId: `${request.batchId}_${digest.digest('hex').slice(0, 12)}`,
       records: toWrite.map((t) => t.record),
+      runId: request.runId ?? request.batchId,
     };
     await Promise.all(request.sinks.map((s) => s.sink.write(batch, request.signal)));
   }
@@ -215,6 +218,7 @@ export async function runStream(deps: StreamRunDeps, request: StreamRunRequest):
           records: chunk.records,
           rejected: chunk.rejected,
           batchId: chunk.batchId,
+          runId: String(runId),
           signal: request.signal,
           checkpoint: { key: cursorKey, cursor: chunk.cursor },
           afterCommit: chunk.afterCommit,
