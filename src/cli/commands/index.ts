@@ -6,6 +6,7 @@ import { register as push } from './push.js';
 import { register as reset } from './reset.js';
 import { register as run } from './run.js';
 import { register as simulate } from './simulate.js';
+import { register as sink } from './sink.js';
 import { register as status } from './status.js';
 import { register as sync } from './sync.js';
 import { register as validateConfig } from './validate-config.js';
@@ -22,6 +23,7 @@ export const commandModules: RegisterCommand[] = [
   outbox,
   status,
   reset,
+  sink,
   validateConfig,
   simulate,
   demo,
