@@ -39,7 +39,8 @@ function toBig(value: unknown): Big | undefined {
     if (text === '') return undefined;
     if (!DECIMAL_TEXT.test(text)) throw new DecimalError(`cannot parse decimal ${describeValue(value)}`);
   } else throw new DecimalError(`cannot parse decimal ${describeValue(value)}`);
-  return new Big(text);
+  // big.js takes no leading '+'.
+  return new Big(text.startsWith('+') ? text.slice(1) : text);
 }
 
 /**

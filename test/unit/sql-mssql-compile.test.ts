@@ -65,14 +65,14 @@ describe('SQL Server statements (compiled, not run against a live server)', () =
     const child = plan.children[0]!;
     expect(deleteByRootKeysQuery(db, ctx, child, [['1'], ['2']]).compile().sql).toBe('delete from "sync"."erp_thing_parts" where "id" in (@1, @2)');
     const insert = insertQuery(db, ctx, child, [encodeRow({ id: '1', n: 0, part: 'a', _op: 'upsert', _updated_at: null, _synced_at: null }, child, 'mssql', 'upsert')]).compile();
-    expect(insert.sql).toBe('insert into "sync"."erp_thing_parts" ("id", "n", "part", "_op", "_updated_at", "_synced_at") values (@1, @2, @3, @4, @5, @6)');
+    expect(insert.sql).toBe('insert into "sync"."erp_thing_parts" ("id", "n", "part", "_op", "_updated_at", "_synced_at", "_run_id") values (@1, @2, @3, @4, @5, @6, @7)');
     expect(selectVersionsQuery(db, ctx, plan.root, [['1']]).compile().sql).toBe('select "id" as "id", "_updated_at" as "_updated_at" from "sync"."erp_things" where "id" in (@1)');
   });
 
   it('creates tables with SQL Server types and a named primary key', () => {
     const sql = createTableQuery(db, ctx, specOfPlan(plan.root)).compile().sql;
     expect(sql).toBe(
-      'create table "sync"."erp_things" ("id" nvarchar(200) not null, "text" nvarchar(200), "amount" decimal(30, 2), "flag" bit, "when_at" datetimeoffset(3), "_raw" nvarchar(max), "_op" nvarchar(16), "_updated_at" datetimeoffset(3), "_synced_at" datetimeoffset(3), "_deleted" bit, constraint "pk_erp_things" primary key ("id"))',
+      'create table "sync"."erp_things" ("id" nvarchar(200) not null, "text" nvarchar(200), "amount" decimal(30, 2), "flag" bit, "when_at" datetimeoffset(3), "_raw" nvarchar(max), "_op" nvarchar(16), "_updated_at" datetimeoffset(3), "_synced_at" datetimeoffset(3), "_run_id" nvarchar(200), "_deleted" bit, constraint "pk_erp_things" primary key ("id"))',
     );
     const staging = createTableQuery(db, ctx, stagingTableSpec('freight_outbound_requests', 200)).compile().sql;
     expect(staging).toContain('"id" bigint identity primary key');
