@@ -72,12 +72,13 @@ export function describePostgresType(row: InformationSchemaType): string {
 }
 
 export function describeMssqlType(row: InformationSchemaType): string {
-  const type = canonicalType('mssql', row.data_type);
+  // The bare name: `datetimeoffset` alone would read as its default precision.
+  const type = row.data_type.trim().toLowerCase();
   const length = num(row.length);
   if (['nvarchar', 'varchar', 'nchar', 'char', 'varbinary'].includes(type) && length !== undefined) return `${type}(${length === -1 ? 'max' : length})`;
-  if (type === 'decimal') return `decimal(${num(row.numeric_precision)},${num(row.numeric_scale) ?? 0})`;
+  if (type === 'decimal' || type === 'numeric') return `decimal(${num(row.numeric_precision)},${num(row.numeric_scale) ?? 0})`;
   if (['datetimeoffset', 'datetime2', 'time'].includes(type)) return `${type}(${num(row.datetime_precision) ?? 7})`;
-  return type;
+  return canonicalType('mssql', type);
 }
 
 /**

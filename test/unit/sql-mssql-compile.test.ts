@@ -8,6 +8,8 @@ import { planStream } from '../../connectors/sql/table-plan.js';
 import { createTableQuery } from '../../connectors/sql/table-spec.js';
 import { specOfPlan } from '../../connectors/sql/ensure-tables.js';
 import { stagingTableSpec } from '../../connectors/sql/staging-table.js';
+import { columnTypeChanges, migrationStatements } from '../../connectors/sql/schema-migration.js';
+import { describeMssqlType } from '../../connectors/sql/type-names.js';
 import { parseMapping } from '../../src/mapping/index.js';
 
 /**
@@ -78,6 +80,31 @@ describe('SQL Server statements (compiled, not run against a live server)', () =
     expect(staging).toContain('"id" bigint identity primary key');
     expect(staging).toContain(`"status" nvarchar(16) default 'new' not null`);
     expect(staging).toContain('"created_at" datetimeoffset(3) default sysdatetimeoffset()');
+  });
+
+  it('type changes: an older table (float money, nvarchar(40) timestamps) gets ALTER COLUMN statements', async () => {
+    const spec = specOfPlan(plan.root);
+    const existing = new Map(
+      [
+        ['id', describeMssqlType({ data_type: 'nvarchar', length: 200 })],
+        ['text', describeMssqlType({ data_type: 'nvarchar', length: 200 })],
+        ['amount', describeMssqlType({ data_type: 'float', numeric_precision: 53 })],
+        ['flag', 'bit'],
+        ['when_at', describeMssqlType({ data_type: 'nvarchar', length: 40 })],
+        ['_raw', describeMssqlType({ data_type: 'nvarchar', length: -1 })],
+        ['_updated_at', describeMssqlType({ data_type: 'datetimeoffset', datetime_precision: 3 })],
+      ].map(([name, type]) => [name!, { name: name!, length: undefined, type: type! }]),
+    );
+    const changes = columnTypeChanges(ctx, spec, existing, false);
+    expect(changes).toEqual([
+      { column: 'amount', current: 'float', wanted: 'decimal(30, 2)' },
+      { column: 'when_at', current: 'nvarchar(40)', wanted: 'datetimeoffset(3)' },
+    ]);
+    expect(await migrationStatements(db, ctx, spec, existing, changes)).toEqual([
+      'alter table "sync"."erp_things" alter column "amount" decimal(30, 2)',
+      `update "sync"."erp_things" set "when_at" = null where "when_at" = ''`,
+      'alter table "sync"."erp_things" alter column "when_at" datetimeoffset(3)',
+    ]);
   });
 
   it('never connects: building and compiling needs no server', async () => {
