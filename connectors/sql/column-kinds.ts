@@ -10,7 +10,9 @@ export type ColumnKind =
   | { readonly type: 'longText' }
   | { readonly type: 'integer' }
   | { readonly type: 'double' }
-  | { readonly type: 'decimal'; readonly scale: number }
+  | { readonly type: 'decimal'; readonly scale: number | undefined; readonly precision?: number | undefined }
+  /** JSON documents (`_raw`): a JSON type where the database has one. */
+  | { readonly type: 'json' }
   | { readonly type: 'boolean' }
   | { readonly type: 'timestamp' }
   | { readonly type: 'date' }
@@ -18,6 +20,7 @@ export type ColumnKind =
 
 export const TEXT: ColumnKind = { type: 'text' };
 export const LONG_TEXT: ColumnKind = { type: 'longText' };
+export const JSON_DOCUMENT: ColumnKind = { type: 'json' };
 export const INTEGER: ColumnKind = { type: 'integer' };
 export const BOOLEAN: ColumnKind = { type: 'boolean' };
 export const TIMESTAMP: ColumnKind = { type: 'timestamp' };
@@ -45,6 +48,12 @@ export function columnKind(column: CompiledColumn & { readonly sqlType?: string 
         break;
       case 'number':
         kind = transform.decimals === undefined ? { type: 'double' } : { type: 'decimal', scale: transform.decimals };
+        break;
+      case 'decimal':
+        kind = { type: 'decimal', scale: transform.scale, precision: transform.precision };
+        break;
+      case 'integer':
+        kind = INTEGER;
         break;
       case 'boolean': {
         const whenTrue = kindOfValue(transform.true);

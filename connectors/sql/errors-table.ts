@@ -1,4 +1,7 @@
 import type { AnyDb } from './connect.js';
+import { TIMESTAMP } from './column-kinds.js';
+import { SQL_DIALECTS } from './options.js';
+import { sqlTypeOf } from './sql-types.js';
 import { chunk, qualified, type StatementContext } from './statements.js';
 import { autoIncrementId, type TableSpec } from './table-spec.js';
 
@@ -24,6 +27,9 @@ export interface SyncErrorRow {
   at: string;
 }
 
+/** A real timestamp type wherever the database has one (SQLite: ISO 8601 text), as in data tables. */
+const TIMESTAMP_TYPE = { default: sqlTypeOf(TIMESTAMP, 'mysql', 0), ...Object.fromEntries(SQL_DIALECTS.map((d) => [d, sqlTypeOf(TIMESTAMP, d, 0)])) };
+
 export function errorsTableSpec(name: string, textLength: number): TableSpec {
   const short = `varchar(${Math.min(textLength, 255)})`;
   return {
@@ -34,15 +40,28 @@ export function errorsTableSpec(name: string, textLength: number): TableSpec {
       { name: 'batch_id', type: { default: short, postgres: 'text', sqlite: 'text', mssql: `n${short}` } },
       { name: 'record_key', type: { default: short, postgres: 'text', sqlite: 'text', mssql: `n${short}` }, notNull: true },
       { name: 'op', type: { default: 'varchar(16)', postgres: 'text', sqlite: 'text', mssql: 'nvarchar(16)' } },
-      { name: 'updated_at', type: { default: 'varchar(40)', postgres: 'text', sqlite: 'text', mssql: 'nvarchar(40)' } },
+      { name: 'updated_at', type: TIMESTAMP_TYPE },
       { name: 'table_name', type: { default: 'varchar(100)', postgres: 'text', sqlite: 'text', mssql: 'nvarchar(100)' } },
       { name: 'column_name', type: { default: 'varchar(100)', postgres: 'text', sqlite: 'text', mssql: 'nvarchar(100)' } },
       { name: 'message', type: { default: 'longtext', postgres: 'text', sqlite: 'text', mssql: 'nvarchar(max)' }, notNull: true },
       { name: 'raw', type: { default: 'longtext', postgres: 'text', sqlite: 'text', mssql: 'nvarchar(max)' } },
-      { name: 'at', type: { default: 'varchar(40)', postgres: 'text', sqlite: 'text', mssql: 'nvarchar(40)' }, notNull: true },
+      { name: 'at', type: TIMESTAMP_TYPE, notNull: true },
     ],
     indexes: [{ suffix: 'key', columns: ['stream', 'record_key'] }],
   };
+}
+
+/**
+ * ISO text as the dialect's timestamp parameter: MySQL and SQL Server drivers take a Date (written
+ * as UTC); PostgreSQL parses the text itself; SQLite keeps the text. A version that is not a date
+ * (a stream's own odd `updatedAt`) is left out rather than failing the report of a failure.
+ */
+function timestampParam(value: string | null, ctx: StatementContext): string | Date | null {
+  if (value === null) return null;
+  const millis = Date.parse(value);
+  if (Number.isNaN(millis)) return null;
+  if (ctx.dialect === 'mysql' || ctx.dialect === 'mssql') return new Date(millis);
+  return ctx.dialect === 'sqlite' ? new Date(millis).toISOString() : value;
 }
 
 /** Fits each text into the errors table's columns, so the report of a too-long value never fails itself. */
@@ -62,6 +81,8 @@ export async function insertSyncErrors(db: AnyDb, ctx: StatementContext, table: 
     record_key: clip(r.record_key, short),
     table_name: clip(r.table_name, 100),
     column_name: clip(r.column_name, 100),
+    updated_at: timestampParam(r.updated_at, ctx),
+    at: timestampParam(r.at, ctx),
   }));
   // Few rows, wide text: one statement per 50 keeps SQL Server's parameter limit far away.
   for (let i = 0; i < fitted.length; i += 50) {

@@ -1,8 +1,9 @@
 import { sql } from 'kysely';
-import type { ConnectorContext, ConnectorFactory, ConnectorInstance, StreamMapper } from '../../src/contracts/index.js';
+import type { ConnectorContext, ConnectorFactory, ConnectorInstance, StreamMapper, TableMigration } from '../../src/contracts/index.js';
 import { throwIfAborted } from '../../src/util/abort.js';
 import { openDatabase, type AnyDb } from './connect.js';
-import { ensureSchema, ensureStreamTables, ensureTable } from './ensure-tables.js';
+import { ensureSchema, ensureStreamTables, ensureTable, pendingMigration, specOfPlan } from './ensure-tables.js';
+import { applyMigration } from './schema-migration.js';
 import { errorsTableSpec } from './errors-table.js';
 import { checkSqlMappings } from './check-mappings.js';
 import { assertIdentifier } from './identifiers.js';
@@ -41,7 +42,7 @@ export const sqlConnector: ConnectorFactory<SqlOptions> = {
     const planned = new Map<string, StreamPlan>([...context.mappings].map(([stream, mapper]) => [stream, planStream(mapper.mapping, planSettings)]));
 
     const db: AnyDb = await openDatabase(options, context.baseDir);
-    const ensureOptions = { createTables: options.createTables };
+    const ensureOptions = { createTables: options.createTables, logger };
     const ready = new Map<string, Promise<{ mapper: StreamMapper; plan: StreamPlan }>>();
 
     const prepare = async (stream: string): Promise<{ mapper: StreamMapper; plan: StreamPlan }> => {
@@ -81,6 +82,25 @@ export const sqlConnector: ConnectorFactory<SqlOptions> = {
           await streamFor(stream);
         }
         logger.info({ streams: [...planned.keys()], schema: options.schema ?? null, tablePrefix: options.tablePrefix }, 'sql connector ready');
+      },
+      async migrate({ apply }, signal: AbortSignal) {
+        const specs = [
+          errorsTableSpec(errorsTable, options.textLength),
+          ...(options.staging ? [stagingTableSpec(options.staging.table, options.textLength)] : []),
+          ...[...planned.values()].flatMap((plan) => [plan.root, ...plan.children].map(specOfPlan)),
+        ];
+        const migrations: TableMigration[] = [];
+        for (const spec of specs) {
+          throwIfAborted(signal);
+          const migration = await pendingMigration(db, ctx, spec);
+          if (!migration) continue;
+          migrations.push(migration);
+          if (apply) {
+            await applyMigration(db, ctx, migration);
+            logger.info({ table: migration.table, columns: migration.changes.map((c) => c.column) }, `migrated ${migration.table}`);
+          }
+        }
+        return migrations;
       },
       async check(signal: AbortSignal) {
         throwIfAborted(signal);

@@ -3,6 +3,10 @@ import type { SqlDialectName } from './options.js';
 
 /** Decimal columns hold amounts and rates: 30 digits leave room for any amount the API sends. */
 const DECIMAL_PRECISION = 30;
+/** A decimal without a scale keeps its own digits: PostgreSQL's `numeric` does; elsewhere this many fraction digits. */
+const UNSCALED_FRACTION = 10;
+/** The widest DECIMAL SQL Server takes (MySQL: 65): an unscaled decimal gets it. */
+const MAX_PRECISION = 38;
 
 /**
  * The column type of a kind in one dialect. The result only ever contains constants, integers and
@@ -26,7 +30,9 @@ export function sqlTypeOf(kind: ColumnKind, dialect: SqlDialectName, textLength:
     case 'double':
       return { sqlite: 'real', postgres: 'double precision', mysql: 'double', mssql: 'float' }[dialect];
     case 'decimal':
-      return dialect === 'sqlite' ? 'numeric' : `decimal(${DECIMAL_PRECISION}, ${kind.scale})`;
+      return decimalType(kind.scale, kind.precision, dialect);
+    case 'json':
+      return { sqlite: 'text', postgres: 'jsonb', mysql: 'json', mssql: 'nvarchar(max)' }[dialect];
     case 'boolean':
       return { sqlite: 'integer', postgres: 'boolean', mysql: 'boolean', mssql: 'bit' }[dialect];
     case 'timestamp':
@@ -35,6 +41,22 @@ export function sqlTypeOf(kind: ColumnKind, dialect: SqlDialectName, textLength:
     case 'date':
       return dialect === 'sqlite' ? 'text' : 'date';
   }
+}
+
+/**
+ * SQLite has no exact decimal: a NUMERIC column turns "0.10" into the double 0.1, so decimals are
+ * TEXT there and hold exactly the digits the mapping produced (`CAST(x AS DECIMAL)` is not
+ * available either; compare them as text or with `CAST(x AS REAL)` when a float is good enough).
+ */
+function decimalType(scale: number | undefined, precision: number | undefined, dialect: SqlDialectName): string {
+  if (dialect === 'sqlite') return 'text';
+  if (scale === undefined) {
+    if (dialect === 'postgres') return precision === undefined ? 'numeric' : `numeric(${precision}, ${Math.min(UNSCALED_FRACTION, precision - 1)})`;
+    const p = precision ?? MAX_PRECISION;
+    return `decimal(${p}, ${Math.min(UNSCALED_FRACTION, p - 1)})`;
+  }
+  const p = precision ?? Math.max(DECIMAL_PRECISION, scale + 1);
+  return dialect === 'postgres' ? `numeric(${p}, ${scale})` : `decimal(${p}, ${scale})`;
 }
 
 /** Declared character length of a type (`varchar(40)` → 40), for naming the column of a "too long" error. */

@@ -1,10 +1,13 @@
 import { RAW_COLUMN, type StreamMapping } from '../../src/contracts/index.js';
 import type { CompiledChild, CompiledColumn, CompiledTable } from '../../src/contracts/index.js';
 import { FreightSyncError } from '../../src/util/errors.js';
-import { BOOLEAN, columnKind, LONG_TEXT, TEXT, TIMESTAMP, type ColumnKind } from './column-kinds.js';
+import { BOOLEAN, columnKind, JSON_DOCUMENT, TEXT, TIMESTAMP, type ColumnKind } from './column-kinds.js';
 import { assertIdentifier } from './identifiers.js';
 import { sqlTypeOf, declaredLength } from './sql-types.js';
 import type { SqlDialectName } from './options.js';
+
+/** The run that last wrote the row (`RecordBatch.runId`). */
+export const RUN_ID_COLUMN = '_run_id';
 
 /** Soft-delete flag of root tables: true once a tombstone arrived for the row. */
 export const DELETED_COLUMN = '_deleted';
@@ -73,10 +76,11 @@ export function planStream(mapping: StreamMapping, settings: PlanSettings): Stre
       kinds.set(parentKey.name, (parentKey.fromColumn !== undefined ? parentKinds?.get(parentKey.fromColumn) : undefined) ?? TEXT);
     }
     for (const column of table.columns) kinds.set(column.name, columnKind(column as CompiledColumn));
-    if (table.includeRaw) kinds.set(RAW_COLUMN, LONG_TEXT);
+    if (table.includeRaw) kinds.set(RAW_COLUMN, JSON_DOCUMENT);
     kinds.set('_op', TEXT);
     kinds.set('_updated_at', TIMESTAMP);
     kinds.set('_synced_at', TIMESTAMP);
+    kinds.set(RUN_ID_COLUMN, TEXT);
     if (!parent) kinds.set(DELETED_COLUMN, BOOLEAN);
     kindsByTable.set(table.table, kinds);
 

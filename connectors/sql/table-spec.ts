@@ -45,11 +45,17 @@ export function derivedName(prefix: string, table: string, suffix = ''): string 
  */
 export async function createTable(db: AnyDb, ctx: StatementContext, spec: TableSpec): Promise<void> {
   await createTableQuery(db, ctx, spec).execute();
-  for (const index of spec.indexes ?? []) {
-    let create = db.schema.createIndex(derivedName('ix', spec.name, index.suffix)).on(qualified(ctx, spec.name)).columns([...index.columns]);
-    if (ctx.dialect === 'postgres' || ctx.dialect === 'sqlite') create = create.ifNotExists();
-    await create.execute();
-  }
+  for (const index of spec.indexes ?? []) await createIndex(db, ctx, spec, index);
+}
+
+export function indexName(spec: TableSpec, suffix: string): string {
+  return derivedName('ix', spec.name, suffix);
+}
+
+export async function createIndex(db: AnyDb, ctx: StatementContext, spec: TableSpec, index: NonNullable<TableSpec['indexes']>[number]): Promise<void> {
+  let create = db.schema.createIndex(indexName(spec, index.suffix)).on(qualified(ctx, spec.name)).columns([...index.columns]);
+  if (ctx.dialect === 'postgres' || ctx.dialect === 'sqlite') create = create.ifNotExists();
+  await create.execute();
 }
 
 /** The CREATE TABLE statement alone (compiled in tests for SQL Server). */

@@ -89,7 +89,7 @@ export async function retryRejected(app: AppContext, rows: readonly QuarantineRo
       for (const row of entries) report(row, 'no-sink', `stream ${stream} is not enabled in the config`);
       continue;
     }
-    const outcome = await redeliver(app.deps, { definition: resolved.definition, sinks: app.sinksFor(resolved), signal, logger: app.logger }, entries);
+    const outcome = await redeliver(app.deps, { definition: resolved.definition, sinks: app.sinksFor(resolved), signal, logger: app.logger, runId: 'rejected-retry' }, entries);
     const byId = new Map(outcome.entries.map((e) => [e.id, e]));
     for (const row of entries) {
       const done = byId.get(row.id);

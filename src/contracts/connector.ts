@@ -67,6 +67,12 @@ export interface ConnectorInstance {
   readonly source?: CommandSource;
   /** Cheap readiness probe for /readyz; throws when the connector cannot work. */
   check?(signal: AbortSignal): Promise<void>;
+  /**
+   * Optional (SQL sinks): the column type changes its existing tables need, each table with the
+   * statements that make them, run when `apply` is true (`freight-sync sink migrate`). Called
+   * after `init`; new columns and indexes are added by `init` itself, type changes never are.
+   */
+  migrate?(options: { readonly apply: boolean }, signal: AbortSignal): Promise<readonly TableMigration[]>;
   /** Releases every resource. Called once, in reverse order of creation. */
   close(): Promise<void>;
 }
@@ -82,6 +88,21 @@ export interface SinkRejection {
 /** What a sink acknowledges for one batch: every record of the batch except `rejected` is committed. */
 export interface SinkAck {
   rejected: readonly SinkRejection[];
+}
+
+/** A column whose type in the target differs from the type the mapping asks for. */
+export interface ColumnTypeChange {
+  readonly column: string;
+  /** As the database reports it. */
+  readonly current: string;
+  readonly wanted: string;
+}
+
+export interface TableMigration {
+  readonly table: string;
+  readonly changes: readonly ColumnTypeChange[];
+  /** The statements that make the changes, in order (as run by `apply`). */
+  readonly statements: readonly string[];
 }
 
 export interface RecordSink {

@@ -31,6 +31,7 @@ export { META_COLUMNS, RAW_COLUMN } from './mapping.js';
 export {
   defineConnector,
   mappingRejections,
+  type ColumnTypeChange,
   type CommandSource,
   type ConnectorCapabilities,
   type ConnectorCheckContext,
@@ -44,4 +45,5 @@ export {
   type RecordSink,
   type SinkAck,
   type SinkRejection,
+  type TableMigration,
 } from './connector.js';

@@ -12,7 +12,7 @@ import type { RecordBatch, SyncRecord } from './records.js';
  */
 
 /** Meta columns every mapped row carries; mapped columns may not use these names. */
-export const META_COLUMNS = ['_op', '_updated_at', '_synced_at'] as const;
+export const META_COLUMNS = ['_op', '_updated_at', '_synced_at', '_run_id'] as const;
 /** The column holding the record's raw JSON when the mapping has `includeRaw`. */
 export const RAW_COLUMN = '_raw';
 
@@ -37,6 +37,13 @@ export interface CompiledPath {
 export type MappingTransform =
   | { readonly type: 'date'; readonly format: string; readonly timeZone: string }
   | { readonly type: 'number'; readonly decimals?: number | undefined; readonly fixed: boolean }
+  | {
+      readonly type: 'decimal';
+      readonly scale?: number | undefined;
+      readonly precision?: number | undefined;
+      readonly round: 'half-up' | 'half-even' | 'error';
+    }
+  | { readonly type: 'integer' }
   | { readonly type: 'boolean'; readonly true: Cell; readonly false: Cell }
   | { readonly type: 'join'; readonly separator: string; readonly path?: string | undefined }
   | { readonly type: 'constant'; readonly value: Cell }

@@ -25,4 +25,10 @@ export interface RecordBatch {
   stream: string;
   batchId: string;
   records: SyncRecord[];
+  /**
+   * The run that delivers the batch (the run history id of a polled run; the delivery's position
+   * id, e.g. `webhook_12-15`, for targeted deliveries). Sinks store it as `_run_id`; optional so
+   * hand-built batches and older plug-ins keep working.
+   */
+  runId?: string;
 }

@@ -28,7 +28,7 @@ export function mapBatch(batch: RecordBatch, mapping: StreamMapping, options: Ma
   for (const record of batch.records) {
     const pending = new Map<string, Row[]>();
     const problems: MappingError[] = [];
-    mapRecord(record, mapping, options, pending, problems);
+    mapRecord(record, batch.runId ?? null, mapping, options, pending, problems);
     if (problems.length > 0) {
       errors.push({ record, errors: problems as unknown as RecordMappingError['errors'] });
       continue;
@@ -46,6 +46,7 @@ export function mapBatch(batch: RecordBatch, mapping: StreamMapping, options: Ma
 
 function mapRecord(
   record: SyncRecord,
+  runId: string | null,
   mapping: StreamMapping,
   options: MapBatchOptions,
   out: Map<string, Row[]>,
@@ -54,7 +55,7 @@ function mapRecord(
   const fail = (table: CompiledTable, column: string, element: string, reason: string) =>
     problems.push(new MappingError({ stream: record.stream || mapping.stream, key: record.key, table: table.table, column, element, reason }));
 
-  const meta = (op: SyncRecord['op']): Row => ({ _op: op, _updated_at: record.updatedAt, _synced_at: record.syncedAt });
+  const meta = (op: SyncRecord['op']): Row => ({ _op: op, _updated_at: record.updatedAt, _synced_at: record.syncedAt, _run_id: runId });
 
   const mapRow = (table: CompiledTable, frame: Frame, parentRow: Row | undefined, op: SyncRecord['op']): Row => {
     const row: Row = {};

@@ -32,6 +32,27 @@ const numberTransform = z
   })
   .strict();
 
+/**
+ * Exact decimal (money, rates): kept as decimal text, never through a float. `scale` fixes the
+ * fraction digits (`"0.1"` → `"0.10"`) and with `precision` sizes SQL columns as DECIMAL(p,s).
+ */
+const decimalTransform = z
+  .object({
+    type: z.literal('decimal'),
+    scale: z.number().int().min(0).max(30).optional(),
+    precision: z.number().int().min(1).max(38).optional(),
+    /** More fraction digits than `scale`: rounded half away from zero, half to even, or an error. */
+    round: z.enum(['half-up', 'half-even', 'error']).default('half-up'),
+  })
+  .strict()
+  .refine((t) => t.precision === undefined || t.scale === undefined || t.scale <= t.precision, {
+    message: 'scale must not be larger than precision',
+    path: ['scale'],
+  });
+
+/** Whole numbers (counts): a fraction is an error, never truncated. */
+const integerTransform = z.object({ type: z.literal('integer') }).strict();
+
 const booleanTransform = z
   .object({ type: z.literal('boolean'), true: cellValue.default(true), false: cellValue.default(false) })
   .strict();
@@ -45,11 +66,11 @@ const defaultTransform = z.object({ type: z.literal('default'), value: cellValue
 const stringTransform = z.object({ type: z.literal('string'), trim: z.boolean().default(false) }).strict();
 const jsonTransform = z.object({ type: z.literal('json') }).strict();
 
-export const TRANSFORM_TYPES = ['date', 'number', 'boolean', 'join', 'constant', 'default', 'string', 'json'] as const;
+export const TRANSFORM_TYPES = ['date', 'number', 'decimal', 'integer', 'boolean', 'join', 'constant', 'default', 'string', 'json'] as const;
 
 const transformObject = z.discriminatedUnion(
   'type',
-  [dateTransform, numberTransform, booleanTransform, joinTransform, constantTransform, defaultTransform, stringTransform, jsonTransform],
+  [dateTransform, numberTransform, decimalTransform, integerTransform, booleanTransform, joinTransform, constantTransform, defaultTransform, stringTransform, jsonTransform],
   { error: () => `must be one of ${TRANSFORM_TYPES.join(', ')}` },
 );
 

@@ -3,6 +3,7 @@ import { BOOLEAN_WORDS, parseBoolean } from '../util/boolean.js';
 import { getAtSegments } from './path.js';
 import { describeValue } from '../util/describe-value.js';
 import type { Cell, CompiledTransform } from './compile-mapping.js';
+import { DecimalError, toDecimalText, toInteger } from './decimal.js';
 
 /** A value a transform cannot convert; the mapper adds stream, key and column to the message. */
 export class TransformError extends Error {
@@ -37,6 +38,10 @@ function applyOne(value: unknown, transform: CompiledTransform): unknown {
       return formatDate(parseDate(value), transform.format, transform.timeZone);
     case 'number':
       return toNumber(value, transform.decimals, transform.fixed);
+    case 'decimal':
+      return exact(() => toDecimalText(value, transform));
+    case 'integer':
+      return exact(() => toInteger(value));
     case 'boolean':
       if (typeof value === 'string' && value.trim() === '') return null;
       return toBoolean(value) ? transform.true : transform.false;
@@ -94,6 +99,16 @@ function toNumber(value: unknown, decimals: number | undefined, fixed: boolean):
   // Round half away from zero on the decimal representation, not on binary floats (1.005 → 1.01).
   const rounded = Math.sign(n) * Number(`${Math.round(Number(`${Math.abs(n)}e${decimals}`))}e-${decimals}`);
   return fixed ? rounded.toFixed(decimals) : rounded;
+}
+
+/** Decimal and integer conversions report through the mapper like every other transform. */
+function exact<T>(convert: () => T): T {
+  try {
+    return convert();
+  } catch (error) {
+    if (error instanceof DecimalError) throw new TransformError(error.message);
+    throw error;
+  }
 }
 
 function toBoolean(value: unknown): boolean {

@@ -31,6 +31,8 @@ export interface RedeliverRequest {
   sinks: readonly NamedSink[];
   signal: AbortSignal;
   logger: Logger;
+  /** Written to the rows as `_run_id`: the run that re-delivered them (`rejected-retry` from the CLI). */
+  runId?: string;
 }
 
 /** Re-delivers the sink refusals of a stream whose next attempt is due (each run does this first). */
@@ -88,7 +90,7 @@ async function redeliverPart(stores: StateStores, request: RedeliverRequest, tar
   if (items.length === 0 && unreadable.length === 0) return;
   let refused = new Map<string, string>();
   if (items.length > 0) {
-    const batch = buildBatch(stream, 'quarantine', items);
+    const batch = buildBatch(stream, 'quarantine', items, request.runId ?? 'quarantine');
     try {
       refused = await writeToSink(target, batch, request.signal);
     } catch (error) {

@@ -46,8 +46,8 @@ export async function writeToSink(target: NamedSink, batch: RecordBatch, signal:
  * A batch whose id is deterministic for the position AND the content: a replayed batch replaces
  * its file, a different batch at the same position (new content) never overwrites an earlier one.
  */
-export function buildBatch(stream: string, position: string, items: ReadonlyArray<{ record: SyncRecord; hash: string }>): RecordBatch {
+export function buildBatch(stream: string, position: string, items: ReadonlyArray<{ record: SyncRecord; hash: string }>, runId: string): RecordBatch {
   const digest = createHash('sha1');
   for (const item of items) digest.update(`${item.record.key}\u0000${item.hash}\u0001`);
-  return { stream, batchId: `${position}_${digest.digest('hex').slice(0, 12)}`, records: items.map((t) => t.record) };
+  return { stream, batchId: `${position}_${digest.digest('hex').slice(0, 12)}`, records: items.map((t) => t.record), runId };
 }

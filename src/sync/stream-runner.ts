@@ -77,6 +77,8 @@ export interface DeliverRequest {
   rejected?: readonly RejectedItem[];
   /** Position part of the batch id (the content digest is appended). */
   batchId: string;
+  /** Run history id the rows are tagged with (`_run_id`); targeted deliveries default to their batch id. */
+  runId?: string;
   signal: AbortSignal;
   /** The cursor to commit with the batch; absent for targeted deliveries (webhook refreshes). */
   checkpoint?: { key: string; cursor: unknown };
@@ -142,7 +144,7 @@ async function deliverBatchNow(deps: StreamRunDeps, request: DeliverRequest): Pr
   const refusals: SinkRefusal[] = [];
   const refusedBy = new Map<string, Set<string>>();
   if (toWrite.length > 0) {
-    const batch = buildBatch(stream, request.batchId, toWrite);
+    const batch = buildBatch(stream, request.batchId, toWrite, request.runId ?? request.batchId);
     const acks = await Promise.all(request.sinks.map((s) => writeToSink(s, batch, request.signal)));
     const byKey = new Map(toWrite.map((t) => [t.record.key, t]));
     acks.forEach((refused, i) => {
@@ -256,6 +258,7 @@ export async function runStream(deps: StreamRunDeps, request: StreamRunRequest):
           records: chunk.records,
           rejected: chunk.rejected,
           batchId: chunk.batchId,
+          runId: String(runId),
           signal: request.signal,
           checkpoint: { key: cursorKey, cursor: chunk.cursor },
           afterCommit: chunk.afterCommit,
@@ -274,7 +277,7 @@ export async function runStream(deps: StreamRunDeps, request: StreamRunRequest):
       }
     };
     // Records a sink refused earlier and whose next attempt is due go first, to that sink only.
-    const redelivered = await redeliverDue(deps, { definition, sinks: request.sinks, signal: request.signal, logger });
+    const redelivered = await redeliverDue(deps, { definition, sinks: request.sinks, signal: request.signal, logger, runId: String(runId) });
     summary.delivered += redelivered.delivered;
     summary.upserts += redelivered.delivered - redelivered.deletes;
     summary.deletes += redelivered.deletes;

@@ -42,7 +42,7 @@ describe('csv connector', () => {
     await write(batchOf('things', 'b-1', [thing('1'), thing('2')]));
     expect(await list()).toEqual(['thing_parts__b-1.csv', 'things__b-1.csv']);
     const text = await readFile(path.join(out, 'things__b-1.csv'), 'utf8');
-    expect(text.startsWith('id,text,flag,when,_op,_updated_at,_synced_at\r\n')).toBe(true);
+    expect(text.startsWith('id,text,flag,when,_op,_updated_at,_synced_at,_run_id\r\n')).toBe(true);
     expect(text.endsWith('\r\n')).toBe(true);
     expect(rows(text)).toEqual([
       expect.objectContaining({ id: '1', text: 't1', flag: 'true', when: '2024-01-02T03:04:05.000Z', _op: 'upsert' }),
@@ -72,7 +72,7 @@ describe('csv connector', () => {
     const custom = await setup({ delimiter: ';', lineEnding: 'lf', quoted: 'all' });
     await custom.write(batchOf('things', 'q', [thing('1', { text: nasty })]));
     const customText = await readFile(path.join(custom.out, 'things__q.csv'), 'utf8');
-    expect(customText.split('\n')[0]).toBe('"id";"text";"flag";"when";"_op";"_updated_at";"_synced_at"');
+    expect(customText.split('\n')[0]).toBe('"id";"text";"flag";"when";"_op";"_updated_at";"_synced_at";"_run_id"');
     expect(customText).not.toContain('\r\n');
     expect(rows(customText, ';')[0]!.text).toBe(nasty);
   });

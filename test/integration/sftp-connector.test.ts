@@ -45,7 +45,7 @@ describe.skipIf(!available)('sftp connector against a real sshd', () => {
     await sftp.sink!.write(batchOf('things', 'b-1', [thing('1', { text: 'changed' })]), never());
     expect(await list(dir)).toEqual(['thing_parts__b-1.csv', 'thing_parts__b-1.csv.done', 'things__b-1.csv', 'things__b-1.csv.done']);
     const text = await readFile(path.join(dir, 'things__b-1.csv'), 'utf8');
-    expect(text.startsWith('id,text,_op,_updated_at,_synced_at\r\n')).toBe(true);
+    expect(text.startsWith('id,text,_op,_updated_at,_synced_at,_run_id\r\n')).toBe(true);
     expect(rows(text)).toEqual([expect.objectContaining({ id: '1', text: 'changed', _op: 'upsert' })]);
     expect(rows(await readFile(path.join(dir, 'thing_parts__b-1.csv'))).map((r) => r.part)).toEqual(['a', 'b']);
   });

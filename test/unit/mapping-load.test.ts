@@ -70,7 +70,7 @@ describe('default mappings on realistic records', () => {
     const { batch, errors } = mapBatch(batchOf('loads', 'b', [record('loads', 'M000123', fixture('load-main'))]), mapping);
     expect(errors).toEqual([]);
     const load = batch.tables[0]!.rows[0]!;
-    expect(load).toMatchObject({ record_key: 'M000123', reference_number: 'M000123', driver_name: 'José Álvarez', carrier_name: null, hot: true, tax_rate: 8.25, vessel_eta: '2024-03-09T12:00:00.000Z', pickup_from_time: '2024-03-12T14:00:00.000Z', caller_id: 'cust-1' });
+    expect(load).toMatchObject({ record_key: 'M000123', reference_number: 'M000123', driver_name: 'José Álvarez', carrier_name: null, hot: true, tax_rate: '8.250000', vessel_eta: '2024-03-09T12:00:00.000Z', pickup_from_time: '2024-03-12T14:00:00.000Z', caller_id: 'cust-1' });
     expect(JSON.parse(load._raw as string)).toEqual(fixture('load-main'));
     const stops = batch.tables.find((t) => t.table === 'load_stops')!;
     expect(stops.rows.map((r) => [r.stop_no, r.type, r.city, r.lat])).toEqual([
@@ -96,14 +96,14 @@ describe('default mappings on realistic records', () => {
     const { batch, errors } = mapBatch(batchOf('invoices', 'b', [record('invoices', 'inv-1', fixture('invoice'))]), mapping);
     expect(errors).toEqual([]);
     const byName = Object.fromEntries(batch.tables.map((t) => [t.table, t]));
-    expect(byName.invoices!.rows[0]).toMatchObject({ status: 'PARTIAL_PAID', load_reference_numbers: 'M000123;M000124', remain_amount: 1000 });
+    expect(byName.invoices!.rows[0]).toMatchObject({ status: 'PARTIAL_PAID', load_reference_numbers: 'M000123;M000124', remain_amount: '1000.00' });
     expect(byName.invoice_entries!.rows.map((r) => r.reference_number)).toEqual(['INV-123', 'INV-124']);
     expect(byName.invoice_pricing_lines!.rows.map((r) => [r.entry_no, r.line_no, r.name, r.amount, r.unit, r.load_reference_number])).toEqual([
-      [0, 0, 'Base Price', 1000, 1, 'M000123'],
-      [0, 1, 'Fuel', 250, null, 'M000123'],
-      [1, 0, 'Chassis', 125, 2, 'M000124'],
+      [0, 0, 'Base Price', '1000.00', '1.0000', 'M000123'],
+      [0, 1, 'Fuel', '250.00', null, 'M000123'],
+      [1, 0, 'Chassis', '125.00', '2.0000', 'M000124'],
     ]);
-    expect(byName.invoice_payments!.rows[0]).toMatchObject({ payment_amount: 500, payment_type: 'STANDARD', document_urls: 'https://files.example/a.pdf' });
+    expect(byName.invoice_payments!.rows[0]).toMatchObject({ payment_amount: '500.00', payment_type: 'STANDARD', document_urls: 'https://files.example/a.pdf' });
   });
 
   it('maps a bill with charge sets and their pricing lines', async () => {
@@ -113,7 +113,7 @@ describe('default mappings on realistic records', () => {
     const [bills, sets, lines] = batch.tables;
     expect(bills!.rows[0]).toMatchObject({ bill_number: 'B-1001', load_numbers: 'M000123;M000124', customer_names: 'Acme Imports, Inc.', branch_names: 'West' });
     expect(sets!.rows.map((r) => r.charge_set_number)).toEqual(['CS-1', 'CS-2']);
-    expect(lines!.rows).toEqual([expect.objectContaining({ charge_set_no: 0, line_no: 0, name: 'Line haul', amount: 800, load_number: 'M000123' })]);
+    expect(lines!.rows).toEqual([expect.objectContaining({ charge_set_no: 0, line_no: 0, name: 'Line haul', amount: '800.00', load_number: 'M000123' })]);
   });
 
   it('keeps customer port passwords out of the raw JSON', async () => {

@@ -69,7 +69,7 @@ describe('mapBatch', () => {
       ['K1', 0, 'I1-A', 1, 5, 'E1', 'I1'],
     ]);
     expect(lines?.parent).toEqual({ table: 'invoice_entries', parentKeyColumns: ['record_key', 'entry_no', 'entry_ref'] });
-    expect(lines?.columns).toEqual(['record_key', 'entry_no', 'entry_ref', 'line_no', 'amount', 'entry_status', 'invoice_id', '_op', '_updated_at', '_synced_at']);
+    expect(lines?.columns).toEqual(['record_key', 'entry_no', 'entry_ref', 'line_no', 'amount', 'entry_status', 'invoice_id', '_op', '_updated_at', '_synced_at', '_run_id']);
   });
 
   it('adds the raw JSON, without omitted paths', () => {

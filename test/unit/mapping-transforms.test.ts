@@ -36,6 +36,59 @@ describe('transforms', () => {
     expect(() => run(true, 'number')).toThrow(TransformError);
   });
 
+  it('decimal: every digit of a decimal string, never through a float', () => {
+    const money = { type: 'decimal', scale: 2 };
+    expect(run('1234567.89', money)).toBe('1234567.89');
+    expect(run('0.10', money)).toBe('0.10');
+    expect(run('0.1', money)).toBe('0.10');
+    expect(run(' +0012.5 ', money)).toBe('12.50');
+    expect(run('-49065.80', money)).toBe('-49065.80');
+    expect(run('-0.00', money)).toBe('0.00');
+    // 2^53 + 1 and 30 digits: a double would change both.
+    expect(run('9007199254740993.01', money)).toBe('9007199254740993.01');
+    expect(run('123456789012345678901234567.89', 'decimal')).toBe('123456789012345678901234567.89');
+    expect(run('1e3', money)).toBe('1000.00');
+    expect(run('', money)).toBeNull();
+    expect(run(null, money)).toBeNull();
+  });
+
+  it('decimal: a JSON number is read from its shortest round-trip text', () => {
+    expect(run(0.1, { type: 'decimal', scale: 2 })).toBe('0.10');
+    expect(run(1234567.89, { type: 'decimal', scale: 2 })).toBe('1234567.89');
+    // 0.1 + 0.2 is the double 0.30000000000000004: the transform sees what JSON.parse produced.
+    expect(run(0.1 + 0.2, 'decimal')).toBe('0.30000000000000004');
+    expect(run(0.1 + 0.2, { type: 'decimal', scale: 2 })).toBe('0.30');
+    expect(run(-250, { type: 'decimal', scale: 2 })).toBe('-250.00');
+  });
+
+  it('decimal: rounding to the scale, or refusing to; precision and bad input are errors naming the value', () => {
+    expect(run('2.345', { type: 'decimal', scale: 2 })).toBe('2.35');
+    expect(run('-2.345', { type: 'decimal', scale: 2 })).toBe('-2.35');
+    expect(run('2.345', { type: 'decimal', scale: 2, round: 'half-even' })).toBe('2.34');
+    expect(() => run('2.345', { type: 'decimal', scale: 2, round: 'error' })).toThrow('decimal "2.345" has more than 2 fraction digit(s)');
+    expect(run('2.340', { type: 'decimal', scale: 2, round: 'error' })).toBe('2.34');
+    expect(() => run('123456.7', { type: 'decimal', scale: 2, precision: 6 })).toThrow('decimal "123456.7" does not fit 6 digits with 2 after the point');
+    expect(run('9999.99', { type: 'decimal', scale: 2, precision: 6 })).toBe('9999.99');
+    expect(() => run('12,50', 'decimal')).toThrow('cannot parse decimal "12,50"');
+    expect(() => run('$5', 'decimal')).toThrow(TransformError);
+    expect(() => run(true, 'decimal')).toThrow('cannot parse decimal boolean true');
+    expect(() => run(Number.NaN, 'decimal')).toThrow(TransformError);
+    expect(() => transformSchema.parse({ type: 'decimal', scale: 4, precision: 2 })).toThrow(/scale must not be larger than precision/);
+    expect(() => transformSchema.parse({ type: 'decimal', places: 2 })).toThrow();
+  });
+
+  it('integer: whole numbers only, exact beyond 2^53', () => {
+    expect(run(3, 'integer')).toBe(3);
+    expect(run('42', 'integer')).toBe(42);
+    expect(run('3.00', 'integer')).toBe(3);
+    expect(run('-7', 'integer')).toBe(-7);
+    expect(run('9007199254740993', 'integer')).toBe('9007199254740993');
+    expect(run('', 'integer')).toBeNull();
+    expect(() => run('1.5', 'integer')).toThrow('"1.5" is not a whole number');
+    expect(() => run(2.5, 'integer')).toThrow('number 2.5 is not a whole number');
+    expect(() => run('ten', 'integer')).toThrow('cannot parse decimal "ten"');
+  });
+
   it('boolean: configurable outputs, strict inputs', () => {
     expect(run(true, { type: 'boolean', true: 'Y', false: 'N' })).toBe('Y');
     expect(run('false', { type: 'boolean', true: 'Y', false: 'N' })).toBe('N');

@@ -8,6 +8,8 @@ import { planStream } from '../../connectors/sql/table-plan.js';
 import { createTableQuery } from '../../connectors/sql/table-spec.js';
 import { specOfPlan } from '../../connectors/sql/ensure-tables.js';
 import { stagingTableSpec } from '../../connectors/sql/staging-table.js';
+import { columnTypeChanges, migrationStatements } from '../../connectors/sql/schema-migration.js';
+import { describeMssqlType } from '../../connectors/sql/type-names.js';
 import { parseMapping } from '../../src/mapping/index.js';
 
 /**
@@ -65,19 +67,44 @@ describe('SQL Server statements (compiled, not run against a live server)', () =
     const child = plan.children[0]!;
     expect(deleteByRootKeysQuery(db, ctx, child, [['1'], ['2']]).compile().sql).toBe('delete from "sync"."erp_thing_parts" where "id" in (@1, @2)');
     const insert = insertQuery(db, ctx, child, [encodeRow({ id: '1', n: 0, part: 'a', _op: 'upsert', _updated_at: null, _synced_at: null }, child, 'mssql', 'upsert')]).compile();
-    expect(insert.sql).toBe('insert into "sync"."erp_thing_parts" ("id", "n", "part", "_op", "_updated_at", "_synced_at") values (@1, @2, @3, @4, @5, @6)');
+    expect(insert.sql).toBe('insert into "sync"."erp_thing_parts" ("id", "n", "part", "_op", "_updated_at", "_synced_at", "_run_id") values (@1, @2, @3, @4, @5, @6, @7)');
     expect(selectVersionsQuery(db, ctx, plan.root, [['1']]).compile().sql).toBe('select "id" as "id", "_updated_at" as "_updated_at" from "sync"."erp_things" where "id" in (@1)');
   });
 
   it('creates tables with SQL Server types and a named primary key', () => {
     const sql = createTableQuery(db, ctx, specOfPlan(plan.root)).compile().sql;
     expect(sql).toBe(
-      'create table "sync"."erp_things" ("id" nvarchar(200) not null, "text" nvarchar(200), "amount" decimal(30, 2), "flag" bit, "when_at" datetimeoffset(3), "_raw" nvarchar(max), "_op" nvarchar(16), "_updated_at" datetimeoffset(3), "_synced_at" datetimeoffset(3), "_deleted" bit, constraint "pk_erp_things" primary key ("id"))',
+      'create table "sync"."erp_things" ("id" nvarchar(200) not null, "text" nvarchar(200), "amount" decimal(30, 2), "flag" bit, "when_at" datetimeoffset(3), "_raw" nvarchar(max), "_op" nvarchar(16), "_updated_at" datetimeoffset(3), "_synced_at" datetimeoffset(3), "_run_id" nvarchar(200), "_deleted" bit, constraint "pk_erp_things" primary key ("id"))',
     );
     const staging = createTableQuery(db, ctx, stagingTableSpec('freight_outbound_requests', 200)).compile().sql;
     expect(staging).toContain('"id" bigint identity primary key');
     expect(staging).toContain(`"status" nvarchar(16) default 'new' not null`);
     expect(staging).toContain('"created_at" datetimeoffset(3) default sysdatetimeoffset()');
+  });
+
+  it('type changes: an older table (float money, nvarchar(40) timestamps) gets ALTER COLUMN statements', async () => {
+    const spec = specOfPlan(plan.root);
+    const existing = new Map(
+      [
+        ['id', describeMssqlType({ data_type: 'nvarchar', length: 200 })],
+        ['text', describeMssqlType({ data_type: 'nvarchar', length: 200 })],
+        ['amount', describeMssqlType({ data_type: 'float', numeric_precision: 53 })],
+        ['flag', 'bit'],
+        ['when_at', describeMssqlType({ data_type: 'nvarchar', length: 40 })],
+        ['_raw', describeMssqlType({ data_type: 'nvarchar', length: -1 })],
+        ['_updated_at', describeMssqlType({ data_type: 'datetimeoffset', datetime_precision: 3 })],
+      ].map(([name, type]) => [name!, { name: name!, length: undefined, type: type! }]),
+    );
+    const changes = columnTypeChanges(ctx, spec, existing, false);
+    expect(changes).toEqual([
+      { column: 'amount', current: 'float', wanted: 'decimal(30, 2)' },
+      { column: 'when_at', current: 'nvarchar(40)', wanted: 'datetimeoffset(3)' },
+    ]);
+    expect(await migrationStatements(db, ctx, spec, existing, changes)).toEqual([
+      'alter table "sync"."erp_things" alter column "amount" decimal(30, 2)',
+      `update "sync"."erp_things" set "when_at" = null where "when_at" = ''`,
+      'alter table "sync"."erp_things" alter column "when_at" datetimeoffset(3)',
+    ]);
   });
 
   it('never connects: building and compiling needs no server', async () => {

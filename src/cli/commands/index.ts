@@ -9,6 +9,7 @@ import { register as reset } from './reset.js';
 import { register as schema } from './schema.js';
 import { register as run } from './run.js';
 import { register as simulate } from './simulate.js';
+import { register as sink } from './sink.js';
 import { register as status } from './status.js';
 import { register as sync } from './sync.js';
 import { register as validateConfig } from './validate-config.js';
@@ -26,6 +27,7 @@ export const commandModules: RegisterCommand[] = [
   rejected,
   status,
   reset,
+  sink,
   validateConfig,
   check,
   schema,
