@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimulatorHandle } from '../../src/simulator/index.js';
-import { freePort, startDaemon, webhookUrl, type RunningDaemon } from '../helpers/daemon-harness.js';
-import { pullConfig, startSim, tempDir } from '../helpers/pull-harness.js';
+import { startWebhookDaemon, type RunningDaemon } from '../helpers/daemon-harness.js';
+import { startSim, tempDir } from '../helpers/pull-harness.js';
 
 const SECRET = 'whsec-real-shapes-5c1d';
 
@@ -16,19 +16,7 @@ describe('webhooks with event_type (realShapes)', () => {
 
   beforeAll(async () => {
     sim = await startSim({ loads: 500, seed: 21, realShapes: true });
-    const dir = tempDir('wh-real-shapes');
-    const config = pullConfig({
-      sim,
-      dir,
-      streams: ['loads', 'invoices', 'events'],
-      streamSettings: { schedule: '0 0 1 1 *' },
-      raw: {
-        webhooks: { enabled: true, listen: `127.0.0.1:${await freePort()}`, secret: SECRET, catchUpInterval: 'PT0S' },
-        http: { listen: `127.0.0.1:${await freePort()}` },
-      },
-    });
-    daemon = await startDaemon(config, dir);
-    sim.configure({ webhooks: { url: webhookUrl(config), secret: SECRET } });
+    daemon = await startWebhookDaemon(sim, { dir: tempDir('wh-real-shapes'), secret: SECRET, streams: ['loads', 'invoices', 'events'] });
   });
 
   afterAll(async () => {
