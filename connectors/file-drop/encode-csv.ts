@@ -2,7 +2,21 @@ import { stringify } from 'csv-stringify/sync';
 import type { Cell } from '../../src/contracts/index.js';
 import type { CsvFormat } from './format-options.js';
 
-type Format = Pick<CsvFormat, 'delimiter' | 'bom' | 'lineEnding' | 'quote' | 'quoted' | 'encoding' | 'header'>;
+type Format = Pick<CsvFormat, 'delimiter' | 'bom' | 'lineEnding' | 'quote' | 'quoted' | 'encoding' | 'header'> &
+  Partial<Pick<CsvFormat, 'formulaEscape'>>;
+
+/**
+ * A cell starting with one of these is run as a formula by spreadsheets (OWASP "CSV injection"):
+ * `=`, `+`, `-`, `@`, tab, CR, and the fullwidth `＝＋－＠` some spreadsheets normalise to them.
+ */
+const FORMULA_START = /^[=+\-@\t\r\uFF1D\uFF0B\uFF0D\uFF20]/u;
+/** A plain decimal number (`-12.50`, `+3`, `1e-5`): a spreadsheet reads it as a number, never runs it. */
+const PLAIN_NUMBER = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
+/**
+ * csv-stringify quotes a field holding the record delimiter, which with CRLF is the pair only: a
+ * bare CR or LF would be written unquoted and split the row for every reader. Any CR or LF is quoted.
+ */
+const LINE_BREAK = /[\r\n]/;
 
 const BOMS: Record<CsvFormat['encoding'], Buffer> = {
   utf8: Buffer.from([0xef, 0xbb, 0xbf]),
@@ -12,8 +26,9 @@ const BOMS: Record<CsvFormat['encoding'], Buffer> = {
 
 /** RFC 4180 text of a table, encoded as configured. `null` is an empty field. */
 export function encodeCsv(columns: readonly string[], rows: readonly Record<string, Cell>[], format: Format): Buffer {
+  const escape = format.formulaEscape ?? 'text';
   const text = stringify(
-    rows.map((row) => columns.map((column) => row[column] ?? null)),
+    rows.map((row) => columns.map((column) => neutraliseFormula(row[column] ?? null, escape))),
     {
       header: format.header,
       columns: [...columns],
@@ -22,6 +37,7 @@ export function encodeCsv(columns: readonly string[], rows: readonly Record<stri
       quoted: format.quoted === 'all',
       // Also quote empty strings when quoting everything, so "" and null stay distinguishable there.
       quoted_empty: format.quoted === 'all',
+      quoted_match: LINE_BREAK,
       record_delimiter: format.lineEnding === 'crlf' ? 'windows' : 'unix',
       eof: true,
       // csv-stringify writes true as "1" and false as ""; an ERP reading "" would see null.
@@ -30,6 +46,19 @@ export function encodeCsv(columns: readonly string[], rows: readonly Record<stri
   );
   const body = Buffer.from(text, format.encoding);
   return format.bom ? Buffer.concat([BOMS[format.encoding], body]) : body;
+}
+
+/**
+ * Prefixes a single quote to a cell a spreadsheet would run as a formula (OWASP's rule). `text`
+ * (the default) leaves numbers alone, typed or as plain decimal text, so `-12.50` stays an amount an
+ * ERP can read; `all` is OWASP's rule to the letter (every cell, numbers too); `off` writes cells as they are.
+ */
+export function neutraliseFormula(cell: Cell, mode: CsvFormat['formulaEscape']): Cell {
+  if (mode === 'off' || cell === null || typeof cell === 'boolean') return cell;
+  if (typeof cell === 'number') return mode === 'all' && cell < 0 ? `'${String(cell)}` : cell;
+  if (!FORMULA_START.test(cell)) return cell;
+  if (mode === 'text' && PLAIN_NUMBER.test(cell)) return cell;
+  return `'${cell}`;
 }
 
 /** For latin1 output: a character that cannot be written makes the record an error, not a `?`. */

@@ -16,6 +16,11 @@ export const csvFormatShape = {
   /** `auto` quotes only fields that need it (delimiter, quote, CR or LF inside). */
   quoted: z.enum(['auto', 'all']).default('auto'),
   encoding: z.enum(['utf8', 'utf16le', 'latin1']).default('utf8'),
+  /**
+   * Spreadsheet formula injection guard: a text cell starting with `=`, `+`, `-`, `@`, tab or CR
+   * gets a leading `'`. `text`: not for plain numbers (`-12.50`); `all`: every such cell; `off`: none.
+   */
+  formulaEscape: z.enum(['text', 'all', 'off']).default('text'),
   header: booleanValue().default(true),
   /** Written after the data file is in place: `<file>.done` (empty) or `<file>.manifest.json`. */
   marker: z.enum(['none', 'done', 'manifest']).default('none'),

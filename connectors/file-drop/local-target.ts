@@ -2,10 +2,25 @@ import { createHash } from 'node:crypto';
 import { access, mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { throwIfAborted } from '../../src/util/abort.js';
+import { asStorageError } from '../../src/util/storage-errors.js';
 import type { FileEntry, FileTarget, StagedFile } from './file-target.js';
 import { tempFileName } from './file-names.js';
 
-/** A local folder: temp file written and fsync'd, `rename` over the final name, directory fsync'd. */
+const WHAT = 'file drop';
+
+/** Runs a file operation; a full disk or read-only folder becomes an error naming `location`. */
+async function guarded<T>(location: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw asStorageError(error, WHAT, location);
+  }
+}
+
+/**
+ * A local folder: temp file written and fsync'd, `rename` over the final name, directory fsync'd.
+ * A full disk, read-only mount or forbidden folder is reported as such, with the path.
+ */
 export class LocalTarget implements FileTarget {
   describe(file: string): string {
     return file;
@@ -24,7 +39,7 @@ export class LocalTarget implements FileTarget {
   }
 
   async ensureDir(dir: string): Promise<void> {
-    await mkdir(dir, { recursive: true });
+    await guarded(dir, () => mkdir(dir, { recursive: true }));
   }
 
   async list(dir: string): Promise<FileEntry[]> {
@@ -44,21 +59,21 @@ export class LocalTarget implements FileTarget {
   async stage(dir: string, name: string, content: Buffer, signal: AbortSignal): Promise<StagedFile> {
     throwIfAborted(signal);
     const tempPath = path.join(dir, tempFileName(name));
-    const handle = await open(tempPath, 'wx', 0o644);
+    const handle = await guarded(tempPath, () => open(tempPath, 'wx', 0o644));
     try {
       await handle.writeFile(content);
       await handle.sync();
     } catch (error) {
       await handle.close().catch(() => undefined);
       await unlink(tempPath).catch(() => undefined);
-      throw error;
+      throw asStorageError(error, WHAT, tempPath);
     }
-    await handle.close();
+    await guarded(tempPath, () => handle.close());
     return { tempPath, finalPath: path.join(dir, name), bytes: content.length, sha256: createHash('sha256').update(content).digest('hex') };
   }
 
   async commit(staged: StagedFile): Promise<void> {
-    await rename(staged.tempPath, staged.finalPath);
+    await guarded(staged.finalPath, () => rename(staged.tempPath, staged.finalPath));
   }
 
   async discard(staged: StagedFile): Promise<void> {
@@ -66,7 +81,7 @@ export class LocalTarget implements FileTarget {
   }
 
   async move(from: string, to: string): Promise<void> {
-    await rename(from, to);
+    await guarded(to, () => rename(from, to));
   }
 
   async read(file: string): Promise<Buffer> {
@@ -88,7 +103,7 @@ export class LocalTarget implements FileTarget {
       return true;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
-      throw error;
+      throw asStorageError(error, WHAT, file);
     }
   }
 

@@ -66,7 +66,13 @@ export function columnKind(column: CompiledColumn & { readonly sqlType?: string 
         kind = LONG_TEXT;
         break;
       case 'string':
+      case 'ref':
+      // An exact decimal string: text keeps every digit; follow with `number` for a numeric column.
+      case 'sum':
         kind = TEXT;
+        break;
+      case 'same':
+        // Passes one of the elements' values through: the kind of what comes next decides.
         break;
       case 'constant':
         kind = kindOfValue(transform.value) ?? TEXT;

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { ConnectorContext, ConnectorFactory, ConnectorInstance, StreamMapper, TableMigration } from '../../src/contracts/index.js';
 import { throwIfAborted } from '../../src/util/abort.js';
 import { openDatabase, type AnyDb } from './connect.js';
+import { describeSqlTarget, SqlConnectError } from './connect-error.js';
 import { ensureSchema, ensureStreamTables, ensureTable, pendingMigration, specOfPlan } from './ensure-tables.js';
 import { applyMigration } from './schema-migration.js';
 import { errorsTableSpec } from './errors-table.js';
@@ -20,6 +21,7 @@ export { StagingSource } from './staging-source.js';
 export { SqlRowError, isSqlRowError } from './row-error.js';
 export { SqlSchemaError, isSqlSchemaError } from './ensure-tables.js';
 export { SqlIdentifierError } from './identifiers.js';
+export { SqlConnectError } from './connect-error.js';
 export { SqlMappingError, planStream } from './table-plan.js';
 
 /**
@@ -63,6 +65,14 @@ export const sqlConnector: ConnectorFactory<SqlOptions> = {
       return pending;
     };
 
+    const ping = async (): Promise<void> => {
+      try {
+        await sql`select 1`.execute(db);
+      } catch (error) {
+        throw new SqlConnectError(describeSqlTarget(options), error);
+      }
+    };
+
     const sink = new SqlSink({ db, ctx, options, errorsTable, logger, streamFor });
     const source = options.staging
       ? new StagingSource(db, ctx, { table: options.staging.table, claimBatch: options.staging.claimBatch, claimTimeoutMs: options.staging.claimTimeout }, logger)
@@ -73,7 +83,7 @@ export const sqlConnector: ConnectorFactory<SqlOptions> = {
       ...(source ? { source } : {}),
       async init(signal: AbortSignal) {
         throwIfAborted(signal);
-        await sql`select 1`.execute(db);
+        await ping();
         await ensureSchema(db, ctx, ensureOptions);
         await ensureTable(db, ctx, errorsTableSpec(errorsTable, options.textLength), ensureOptions, 'errors table');
         if (options.staging) await ensureTable(db, ctx, stagingTableSpec(options.staging.table, options.textLength), ensureOptions, 'staging table');
@@ -104,7 +114,7 @@ export const sqlConnector: ConnectorFactory<SqlOptions> = {
       },
       async check(signal: AbortSignal) {
         throwIfAborted(signal);
-        await sql`select 1`.execute(db);
+        await ping();
       },
       async close() {
         await db.destroy();

@@ -1,8 +1,10 @@
-import { isSecretKey, registerSecret, SECRET_MASK } from '../util/secrets.js';
+import { isSecretKey, maskUrlSecrets, registerSecret, SECRET_MASK, urlSecretsOf } from '../util/secrets.js';
 
 /**
  * A deep copy of `value` in which everything under a secret-looking key (clientSecret,
- * refreshToken, password, …) is replaced by the mask: safe to print (`validate-config`) or log.
+ * refreshToken, password, …) is replaced by the mask, and credentials inside URLs or connection
+ * strings under any key (`url: postgres://user:pass@host`) are masked: safe to print
+ * (`validate-config`) or log.
  */
 export function maskSecrets<T>(value: T): T {
   return mask(value, false) as T;
@@ -16,7 +18,7 @@ function mask(value: unknown, underSecretKey: boolean): unknown {
     for (const [key, child] of Object.entries(value)) out[key] = mask(child, isSecretKey(key));
     return out;
   }
-  return value;
+  return typeof value === 'string' ? maskUrlSecrets(value) : value;
 }
 
 /**
@@ -26,6 +28,8 @@ function mask(value: unknown, underSecretKey: boolean): unknown {
 export function registerConfigSecrets(value: unknown, underSecretKey = false): void {
   if (typeof value === 'string') {
     if (underSecretKey) registerSecret(value);
+    // A password inside a URL is registered too, so a message quoting it without the URL around it is masked.
+    else for (const secret of urlSecretsOf(value)) registerSecret(secret);
     return;
   }
   if (Array.isArray(value)) {

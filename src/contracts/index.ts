@@ -14,6 +14,7 @@ export type {
   CompiledPath,
   CompiledTable,
   CompiledTransform,
+  CompiledFallback,
   MapOptions,
   MapResult,
   MappedBatch,

@@ -49,14 +49,25 @@ export type MappingTransform =
   | { readonly type: 'constant'; readonly value: Cell }
   | { readonly type: 'default'; readonly value: Cell }
   | { readonly type: 'string'; readonly trim: boolean }
-  | { readonly type: 'json' };
+  | { readonly type: 'json' }
+  | { readonly type: 'sum'; readonly path?: string | undefined }
+  | { readonly type: 'same'; readonly path?: string | undefined }
+  | { readonly type: 'ref'; readonly field: string; readonly separator: string };
 
 export type CompiledTransform = MappingTransform & { readonly elementPath?: readonly PathSegment[] };
+
+/** An alternative source of a column (`fallback` in the mapping format). */
+export interface CompiledFallback {
+  readonly path: CompiledPath;
+  readonly transforms: readonly CompiledTransform[];
+}
 
 export interface CompiledColumn {
   readonly name: string;
   readonly path: CompiledPath | undefined;
   readonly transforms: readonly CompiledTransform[];
+  /** Tried in order when `path` yields nothing; absent when the column has none. */
+  readonly fallback?: readonly CompiledFallback[] | undefined;
   readonly default: Cell | undefined;
   /** Type hint for SQL sinks; undefined when the sink derives the type from the transforms. */
   readonly sqlType?: string | undefined;

@@ -2,13 +2,14 @@ import type {
   Cell,
   CompiledChild,
   CompiledColumn,
+  CompiledFallback,
   CompiledParentKey,
   CompiledTable,
   CompiledTransform,
   MappingTransform,
   StreamMapping as ContractStreamMapping,
 } from '../contracts/mapping.js';
-import { parsePath, PathSyntaxError, type CompiledPath, type PathSegment } from './path.js';
+import { parsePath, PathSyntaxError, type CompiledPath } from './path.js';
 import type { ChildConfig, ColumnConfig, MappingBaseConfig, MappingConfig, Transform } from './mapping-schema.js';
 
 // The schema's output must stay assignable to the transform type of the plug-in contract.
@@ -101,17 +102,34 @@ export function compileMapping(stream: string, config: MappingBaseConfig, varian
       else if (RESERVED.has(column.name)) issues.push({ path: [...here, 'name'], message: `"${column.name}" is reserved for meta columns` });
       else if (taken.has(column.name)) issues.push({ path: [...here, 'name'], message: `duplicate column "${column.name}"` });
       taken.add(column.name);
-      const transforms = (column.transform ?? []).map((transform, t): CompiledTransform => {
-        if (transform.type !== 'join' || !transform.path) return transform;
-        const path = parse(transform.path, [...here, 'transform', t, 'path'], depth, false);
-        return { ...transform, elementPath: path?.segments ?? [] };
-      });
+      const transforms = compileTransforms(column.transform, here, depth);
       const hasConstant = transforms.some((t) => t.type === 'constant' || t.type === 'default');
       if (!column.path && !hasConstant && column.default === undefined) {
         issues.push({ path: here, message: 'needs a path, a constant/default transform or a default' });
       }
+      if (column.fallback && !column.path) issues.push({ path: [...here, 'fallback'], message: 'fallback needs a path to fall back from' });
       const path = column.path ? parse(column.path, [...here, 'path'], depth, true) : undefined;
-      return { name: column.name, path, transforms, default: column.default, ...(column.sqlType !== undefined ? { sqlType: column.sqlType } : {}) };
+      const fallback = column.fallback?.map((alternative, f): CompiledFallback => {
+        const at = [...here, 'fallback', f];
+        return { path: parse(alternative.path, [...at, 'path'], depth, true) ?? parsePath('$key'), transforms: compileTransforms(alternative.transform, at, depth) };
+      });
+      return {
+        name: column.name,
+        path,
+        transforms,
+        ...(fallback ? { fallback } : {}),
+        default: column.default,
+        ...(column.sqlType !== undefined ? { sqlType: column.sqlType } : {}),
+      };
+    });
+  }
+
+  /** Transforms that read inside array elements (`join`, `sum`, `same` with `path`) get that path compiled. */
+  function compileTransforms(list: readonly Transform[] | undefined, at: (string | number)[], depth: number): CompiledTransform[] {
+    return (list ?? []).map((transform, t): CompiledTransform => {
+      if (!('path' in transform) || !transform.path) return transform;
+      const path = parse(transform.path, [...at, 'transform', t, 'path'], depth, false);
+      return { ...transform, elementPath: path?.segments ?? [] };
     });
   }
 

@@ -4,7 +4,9 @@ import { describeValue } from '../util/describe-value.js';
 import { MappingError, type RecordMappingError } from './mapping-error.js';
 import { applyTransforms, toCell, TransformError } from './transforms.js';
 import { deleteAtSegments, getAtSegments, type CompiledPath } from './path.js';
-import type { Cell, CompiledChild, CompiledTable, StreamMapping } from './compile-mapping.js';
+import type { Cell, CompiledChild, CompiledColumn, CompiledTable, StreamMapping } from './compile-mapping.js';
+
+const isBlank = (value: unknown): boolean => value === null || value === undefined || value === '';
 
 export type { MappedBatch, MappedTable, Row } from '../contracts/mapping.js';
 export type { MapOptions as MapBatchOptions, MapResult as MapBatchResult } from '../contracts/mapping.js';
@@ -66,7 +68,7 @@ function mapRecord(
     }
     for (const column of table.columns) {
       try {
-        const raw = column.path ? read(column.path, frame) : undefined;
+        const raw = readColumn(column, frame);
         let value = toCell(applyTransforms(raw, column.transforms));
         if (value === null && column.default !== undefined) value = column.default;
         if (typeof value === 'string' && options.checkText) {
@@ -87,6 +89,16 @@ function mapRecord(
     }
     return Object.assign(row, meta(op));
 
+    /** The column's path, else the first fallback that yields something, else what the path gave. */
+    function readColumn(column: CompiledColumn, at: Frame): unknown {
+      const first = column.path ? read(column.path, at) : undefined;
+      if (!column.fallback || !isBlank(first)) return first;
+      for (const alternative of column.fallback) {
+        const value = applyTransforms(read(alternative.path, at), alternative.transforms);
+        if (!isBlank(value)) return value;
+      }
+      return first;
+    }
     function read(path: CompiledPath, at: Frame): unknown {
       switch (path.scope) {
         case 'key':

@@ -65,12 +65,37 @@ const constantTransform = z.object({ type: z.literal('constant'), value: cellVal
 const defaultTransform = z.object({ type: z.literal('default'), value: cellValue }).strict();
 const stringTransform = z.object({ type: z.literal('string'), trim: z.boolean().default(false) }).strict();
 const jsonTransform = z.object({ type: z.literal('json') }).strict();
+/** Exact sum of an array (of `path` inside each element) as a decimal string: money never goes through a float. */
+const sumTransform = z.object({ type: z.literal('sum'), path: z.string().min(1).optional() }).strict();
+/** The one value every element of an array agrees on (of `path` inside each element); null when they differ. */
+const sameTransform = z.object({ type: z.literal('same'), path: z.string().min(1).optional() }).strict();
+/**
+ * An embedded object's id (`field`, default `_id`) or the bare id itself: the API sends references
+ * both ways. A list (of ids or objects) gives its ids joined by `separator`.
+ */
+const refTransform = z
+  .object({ type: z.literal('ref'), field: z.string().min(1).default('_id'), separator: z.string().default(';') })
+  .strict();
 
-export const TRANSFORM_TYPES = ['date', 'number', 'decimal', 'integer', 'boolean', 'join', 'constant', 'default', 'string', 'json'] as const;
+export const TRANSFORM_TYPES = ['date', 'number', 'decimal', 'integer', 'boolean', 'join', 'constant', 'default', 'string', 'json', 'sum', 'same', 'ref'] as const;
 
 const transformObject = z.discriminatedUnion(
   'type',
-  [dateTransform, numberTransform, decimalTransform, integerTransform, booleanTransform, joinTransform, constantTransform, defaultTransform, stringTransform, jsonTransform],
+  [
+    dateTransform,
+    numberTransform,
+    decimalTransform,
+    integerTransform,
+    booleanTransform,
+    joinTransform,
+    constantTransform,
+    defaultTransform,
+    stringTransform,
+    jsonTransform,
+    sumTransform,
+    sameTransform,
+    refTransform,
+  ],
   { error: () => `must be one of ${TRANSFORM_TYPES.join(', ')}` },
 );
 
@@ -95,10 +120,20 @@ const transformField = z.unknown().transform((value, ctx): Transform[] => {
   return list ? (result.data as Transform[]) : [result.data as Transform];
 });
 
+/** One alternative source of a column: a path and the transforms that turn it into the column's input. */
+export const fallbackSchema = z.object({ path: z.string().min(1), transform: transformField.optional() }).strict();
+export type FallbackConfig = z.output<typeof fallbackSchema>;
+
 export const columnSchema = z
   .object({
     name: z.string().min(1),
     path: z.string().min(1).optional(),
+    /**
+     * Sources tried in order when `path` yields nothing (absent, null or empty text), for fields
+     * that real payloads carry in more than one place (an invoice's status only in its entries).
+     * The first that yields a value goes through the column's `transform`.
+     */
+    fallback: z.array(fallbackSchema).min(1).optional(),
     transform: transformField.optional(),
     /** Value when the path (after transforms) yields null or nothing. */
     default: cellValue.optional(),

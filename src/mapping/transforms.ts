@@ -1,3 +1,4 @@
+import Big from 'big.js';
 import { DateTime } from 'luxon';
 import { BOOLEAN_WORDS, parseBoolean } from '../util/boolean.js';
 import { getAtSegments } from './path.js';
@@ -47,6 +48,12 @@ function applyOne(value: unknown, transform: CompiledTransform): unknown {
       return toBoolean(value) ? transform.true : transform.false;
     case 'join':
       return join(value, transform.separator, transform.elementPath);
+    case 'sum':
+      return sum(elementsOf(value, transform.elementPath));
+    case 'same':
+      return same(elementsOf(value, transform.elementPath));
+    case 'ref':
+      return ref(value, transform.field, transform.separator);
     case 'string': {
       const text = toText(value);
       return transform.trim ? text.trim() : text;
@@ -124,6 +131,71 @@ function join(value: unknown, separator: string, elementPath: CompiledTransform[
     // Missing elements keep their position (empty text) so the joined list lines up with the source.
     .map((item) => (isMissing(item) ? '' : toText(item)))
     .join(separator);
+}
+
+/** An array's elements (a single value counts as one), each read at `elementPath` when given. */
+function elementsOf(value: unknown, elementPath: CompiledTransform['elementPath']): unknown[] {
+  const items = Array.isArray(value) ? value : [value];
+  return elementPath ? items.map((item) => getAtSegments(item, elementPath)) : items;
+}
+
+/**
+ * Adds decimal strings and JSON numbers exactly (big.js), keeping the widest scale of the inputs
+ * (`"0.10"` + `"0.20"` is `"0.30"`). Any missing element makes the sum missing: a total over part of
+ * the entries would be a wrong amount that looks right.
+ */
+function sum(values: readonly unknown[]): string | null {
+  if (values.length === 0) return null;
+  let total = new Big(0);
+  let scale = 0;
+  for (const value of values) {
+    const text = decimalText(value);
+    if (text === null) return null;
+    total = total.plus(new Big(text));
+    scale = Math.max(scale, decimalScale(text));
+  }
+  return total.toFixed(scale);
+}
+
+function decimalText(value: unknown): string | null {
+  if (isMissing(value)) return null;
+  // A JSON number's shortest text is the text the API sent for any amount with up to 15 significant digits.
+  const text = typeof value === 'number' && Number.isFinite(value) ? String(value) : typeof value === 'string' ? value.trim() : undefined;
+  if (text === '') return null;
+  if (text === undefined || !DECIMAL.test(text)) throw new TransformError(`cannot add ${describeValue(value)}: not a decimal number`);
+  return text;
+}
+
+function decimalScale(text: string): number {
+  const [mantissa = '', exponent = '0'] = text.toLowerCase().split('e');
+  const fraction = mantissa.split('.')[1]?.length ?? 0;
+  return Math.max(0, fraction - Number(exponent));
+}
+
+/** The value every present element agrees on; null when none is present or two differ. */
+function same(values: readonly unknown[]): unknown {
+  let found: { value: unknown; text: string } | undefined;
+  for (const value of values) {
+    if (isMissing(value) || value === '') continue;
+    const text = JSON.stringify(value);
+    if (found === undefined) found = { value, text };
+    else if (found.text !== text) return null;
+  }
+  return found === undefined ? null : found.value;
+}
+
+function ref(value: unknown, field: string, separator: string): unknown {
+  if (Array.isArray(value)) {
+    const ids = value.map((item) => idOf(item, field)).filter((id) => !isMissing(id) && id !== '');
+    return ids.length === 0 ? null : ids.map(toText).join(separator);
+  }
+  return idOf(value, field);
+}
+
+function idOf(value: unknown, field: string): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) throw new TransformError(`expected an id or an object with "${field}", got ${describeValue(value)}`);
+  return Object.hasOwn(value, field) ? ((value as Record<string, unknown>)[field] ?? null) : null;
 }
 
 function toText(value: unknown): string {

@@ -49,6 +49,8 @@ export const simulatorOptionsSchema = z.object({
   unboundedInvoiceQueryDays: z.number().int().positive().default(90),
   webhooks: webhooksSchema.default(null),
   pageDelayMs: z.number().int().min(0).default(0),
+  /** Responses and webhook bodies in the shapes real API output has (real-shapes.ts); the store keeps the spec's. */
+  realShapes: z.boolean().default(false),
 });
 
 export type SimulatorOptions = z.infer<typeof simulatorOptionsSchema>;

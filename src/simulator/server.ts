@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readBody, type ParsedBody } from './body.js';
 import { bearerOf } from './auth.js';
 import { errorEnvelope, okEnvelope } from './envelope.js';
+import { reshapeResponse } from './real-shapes.js';
 import type { FaultKind } from './options.js';
 import { HTML_ERROR_PAGE } from './faults.js';
 import { HttpError } from './http-error.js';
@@ -102,7 +103,8 @@ async function handleApi(sim: SimContext, router: Router, req: IncomingMessage, 
     const result = await match.def.handler(ctx);
     status = result.status ?? 200;
     ambiguous = result.ambiguous === true;
-    body = okEnvelope(routeKey, self, result.data, { ...(result.count !== undefined ? { count: result.count } : {}), ...(result.other ? { other: result.other } : {}) });
+    const data = sim.options.realShapes ? reshapeResponse(routeKey, result.data) : result.data;
+    body = okEnvelope(routeKey, self, data, { ...(result.count !== undefined ? { count: result.count } : {}), ...(result.other ? { other: result.other } : {}) });
   } catch (error) {
     if (error instanceof HttpError) {
       status = error.status;

@@ -17,6 +17,7 @@ import { cloneStats, emptyStats } from './stats.js';
 import { SimStore } from './store.js';
 import { truth } from './truth.js';
 import { WebhookSender } from './webhook-sender.js';
+import { reshapeWebhookBody } from './real-shapes.js';
 
 /** Starts the simulator on 127.0.0.1 and resolves once it listens. */
 export async function startSimulator(input: Partial<SimulatorOptions> = {}): Promise<SimulatorHandle> {
@@ -24,7 +25,7 @@ export async function startSimulator(input: Partial<SimulatorOptions> = {}): Pro
   const clock = new ServerClock(options.clockOffsetMs);
   const store = new SimStore(options, clock);
   const stats = { current: emptyStats() };
-  const sender = new WebhookSender(() => options.webhooks, store.events, () => stats.current);
+  const sender = new WebhookSender(() => options.webhooks, store.events, () => stats.current, (body) => (options.realShapes ? reshapeWebhookBody(body) : body));
   store.events.listener = (record) => sender.enqueue(record);
   const changes = new Changes(store, () => options.webhooks?.url ?? null);
   const auth = new AuthService(clock, { clientId: options.clientId, clientSecret: options.clientSecret }, () => options.accessTokenTtlMs, () => {

@@ -26,6 +26,8 @@ export class WebhookSender {
     private readonly getConfig: () => SimulatorOptions['webhooks'],
     private readonly log: EventLog,
     private readonly stats: () => SimulatorStats,
+    /** Applied to each body as it is sent (the `realShapes` switch); the event log keeps the original. */
+    private readonly shapeBody: (body: unknown) => unknown = (body) => body,
   ) {}
 
   wants(eventType: string): boolean {
@@ -61,7 +63,7 @@ export class WebhookSender {
   }
 
   private async deliver(record: EventRecord): Promise<void> {
-    const body = JSON.stringify(record.data);
+    const body = JSON.stringify(this.shapeBody(record.data));
     for (let attempt = 0; attempt <= RETRY_DELAYS_MS.length && !this.closed; attempt++) {
       const config = this.getConfig();
       if (!config) return;

@@ -5,6 +5,7 @@ import { Kysely, SqliteAdapter, SqliteDialect, sql, type DialectAdapter } from '
 import { StateError } from './errors.js';
 import type { StateTables } from './tables.js';
 import { registerDurableCommit } from './durability.js';
+import { reportStorageProblems, stateStorageError } from './storage-guard.js';
 
 export interface OpenStateDatabaseOptions {
   /** Milliseconds a writer waits for another connection's lock before failing. */
@@ -21,16 +22,18 @@ export interface OpenStateDatabaseOptions {
  */
 export function openStateDatabase(filePath: string, options: OpenStateDatabaseOptions = {}): Kysely<StateTables> {
   const absolute = filePath === ':memory:' ? filePath : path.resolve(filePath);
-  let sqlite: Database.Database;
+  let sqlite: Database.Database | undefined;
   try {
     if (absolute !== ':memory:') fs.mkdirSync(path.dirname(absolute), { recursive: true });
-    sqlite = new Database(absolute);
+    sqlite = reportStorageProblems(new Database(absolute), absolute);
     sqlite.pragma('journal_mode = WAL');
     sqlite.pragma(`busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5000))}`);
     sqlite.pragma('foreign_keys = ON');
     sqlite.pragma('synchronous = NORMAL');
   } catch (error) {
-    throw new StateError('STATE_OPEN_FAILED', `cannot open state database ${absolute}: ${(error as Error).message}`, {
+    sqlite?.close();
+    // A full disk or read-only folder is said as such (naming the file), not as "unable to open database file".
+    throw stateStorageError(error, absolute) ?? new StateError('STATE_OPEN_FAILED', `cannot open state database ${absolute}: ${(error as Error).message}`, {
       cause: error,
     });
   }

@@ -22,14 +22,55 @@ export function forgetSecretsForTests(): void {
 }
 
 export function scrubSecrets(text: string): string {
-  if (known.size === 0) return text;
-  let out = text;
+  let out = maskUrlSecrets(text);
+  if (known.size === 0) return scrubBearer(out);
   for (const secret of known) {
     if (out.includes(secret)) out = out.split(secret).join(MASK);
   }
+  return scrubBearer(out);
+}
+
+function scrubBearer(out: string): string {
   // Bearer credentials that were never registered (for example a token read from a response
   // that failed to parse) are masked by shape.
   return out.replace(/(Bearer\s+)[A-Za-z0-9._~+/=-]{8,}/gi, `$1${MASK}`);
+}
+
+/**
+ * `scheme://user:password@host`: the password is everything up to the last `@` of the authority
+ * (an unencoded `@` in a password is common), never crossing `/`, `?`, `#` or whitespace.
+ */
+const URL_USERINFO = /(\b[a-z][a-z0-9+.-]*:\/\/[^\s/?#@:]*:)[^\s/?#]*(?=@)/gi;
+/**
+ * `password=`, `token=`, `secret=`, `api_key=`… as URL query parameters or in `Key=value;`
+ * connection strings. The name is checked with the same pattern as config keys.
+ */
+const SECRET_PARAMETER = /([?&;]|^|\s)([A-Za-z0-9_.-]*(?:secret|password|passwd|pwd|passphrase|token|api_?key|access_?key|credential)[A-Za-z0-9_.-]*=)[^&;\s#"']*/gi;
+
+/**
+ * Masks credentials written inside URLs and connection strings, registered or not: a database
+ * `url:` in the config, a webhook address with a token parameter, a driver error quoting its URI.
+ */
+export function maskUrlSecrets(text: string): string {
+  if (!text.includes('=') && !text.includes('@')) return text;
+  return text.replace(URL_USERINFO, `$1${MASK}`).replace(SECRET_PARAMETER, (match, lead: string, name: string) => (match.length === lead.length + name.length ? match : `${lead}${name}${MASK}`));
+}
+
+/** The credentials inside URLs and connection strings of `text` (for registering them as secrets). */
+export function urlSecretsOf(text: string): string[] {
+  const found: string[] = [];
+  for (const match of text.matchAll(URL_USERINFO)) {
+    const password = match[0].slice(match[1]!.length);
+    found.push(password);
+    // A percent-encoded password reaches the driver decoded; a log line may show either form.
+    try {
+      found.push(decodeURIComponent(password));
+    } catch {
+      // not valid percent-encoding: the raw form is all there is
+    }
+  }
+  for (const match of text.matchAll(SECRET_PARAMETER)) found.push(match[0].slice(match[1]!.length + match[2]!.length));
+  return found.filter((secret) => secret !== '');
 }
 
 /** Key names whose values are always secret, wherever they appear in config or logs. */

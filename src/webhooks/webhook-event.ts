@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { FreightSyncError } from '../util/errors.js';
 
-/** A body that is not a JSON object with an `eventType`: refused with 400, never stored. */
+/** A body that is not a JSON object with an `eventType` (or `event_type`): refused with 400, never stored. */
 export class WebhookPayloadError extends FreightSyncError {
   constructor(message: string) {
     super('WEBHOOK_PAYLOAD', message);
@@ -59,12 +59,17 @@ export function parseEvent(rawBody: string): ParsedEvent {
     key = `event:${text(json._id)}`;
     body = json.data;
   }
-  const eventType = text(body.eventType) ?? (isObject(body.data) ? text(body.data.eventType) : null);
-  if (!eventType) throw new WebhookPayloadError('body has no eventType');
+  const eventType = eventTypeOf(body) ?? (isObject(body.data) ? eventTypeOf(body.data) : null);
+  if (!eventType) throw new WebhookPayloadError('body has no eventType (nor event_type)');
   const family = eventType.split('#')[0] ?? eventType;
   // Brokerage load events: `{ eventType, data: { changedValues, _id, reference_number } }`.
   const payload = family !== 'invoice' && isObject(body.data) && !('changedValues' in body) ? body.data : body;
   return { key, eventType, family, referenceNumber: referenceOf(family, payload), payload };
+}
+
+/** `eventType` (spec), or `event_type` as some senders have been reported to spell it. */
+export function eventTypeOf(body: Record<string, unknown>): string | null {
+  return text(body.eventType) ?? text(body.event_type);
 }
 
 /** The load reference number an event is about (invoices: the first entry's load reference). */

@@ -3,7 +3,9 @@ import path from 'node:path';
 import { composeDaemonServices, openApp, type AppContext, type DaemonOptions } from '../../src/app/compose.js';
 import { startDaemon as startRunner, type DaemonRunner } from '../../src/app/daemon.js';
 import type { FreightSyncConfig } from '../../src/config/types.js';
+import type { SimulatorHandle } from '../../src/simulator/index.js';
 import { silentLogger, type Logger } from '../../src/util/logger.js';
+import { pullConfig } from './pull-harness.js';
 
 /** A free loopback port (bound and released; fine for tests on one machine). */
 export async function freePort(): Promise<number> {
@@ -73,4 +75,24 @@ export function webhookUrl(config: FreightSyncConfig): string {
 
 export function opsUrl(config: FreightSyncConfig, route: string): string {
   return `http://${config.http.listen}${route}`;
+}
+
+/**
+ * A daemon whose polling is off (a yearly cron), so everything in its sinks came through the
+ * webhook path, with the simulator already sending it signed webhooks. CSV sink in `dir/out`.
+ */
+export async function startWebhookDaemon(sim: SimulatorHandle, options: { dir: string; secret: string; streams: string[] }): Promise<RunningDaemon> {
+  const config = pullConfig({
+    sim,
+    dir: options.dir,
+    streams: options.streams,
+    streamSettings: { schedule: '0 0 1 1 *' },
+    raw: {
+      webhooks: { enabled: true, listen: `127.0.0.1:${await freePort()}`, secret: options.secret, catchUpInterval: 'PT0S' },
+      http: { listen: `127.0.0.1:${await freePort()}` },
+    },
+  });
+  const daemon = await startDaemon(config, options.dir);
+  sim.configure({ webhooks: { url: webhookUrl(config), secret: options.secret } });
+  return daemon;
 }

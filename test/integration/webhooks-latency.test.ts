@@ -2,8 +2,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listWebhookEvents } from '../../src/api/endpoints/webhook-events.js';
 import type { SimulatorHandle } from '../../src/simulator/index.js';
-import { freePort, startDaemon, webhookUrl, type RunningDaemon } from '../helpers/daemon-harness.js';
-import { collectTruth, compareWithTruth, latestByKey, pullConfig, readCsvRows, startSim, tempDir } from '../helpers/pull-harness.js';
+import { startWebhookDaemon, type RunningDaemon } from '../helpers/daemon-harness.js';
+import { collectTruth, compareWithTruth, latestByKey, readCsvRows, startSim, tempDir } from '../helpers/pull-harness.js';
 
 const SECRET = 'whsec-latency-test-77aa01';
 const CHANGES = Number(process.env.FREIGHT_SYNC_WEBHOOK_CHANGES ?? 1000);
@@ -33,18 +33,7 @@ describe('webhooks under a steady stream of changes', () => {
   beforeAll(async () => {
     sim = await startSim({ loads: 3000, seed: 11 });
     dir = tempDir('wh-latency');
-    const config = pullConfig({
-      sim,
-      dir,
-      streams: ['loads', 'invoices', 'events'],
-      streamSettings: { schedule: '0 0 1 1 *' },
-      raw: {
-        webhooks: { enabled: true, listen: `127.0.0.1:${await freePort()}`, secret: SECRET, catchUpInterval: 'PT0S' },
-        http: { listen: `127.0.0.1:${await freePort()}` },
-      },
-    });
-    daemon = await startDaemon(config, dir);
-    sim.configure({ webhooks: { url: webhookUrl(config), secret: SECRET } });
+    daemon = await startWebhookDaemon(sim, { dir, secret: SECRET, streams: ['loads', 'invoices', 'events'] });
   });
 
   afterAll(async () => {

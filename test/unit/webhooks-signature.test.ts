@@ -44,6 +44,10 @@ describe('parseEvent', () => {
     const body = JSON.stringify({ _id: 42, eventType: 'load#created', webhookUrl: null, createdAt: '2024-01-01T00:00:00Z', data: { eventType: 'load#created', reference_number: 'M2' } });
     expect(parseEvent(body)).toMatchObject({ key: 'event:42', referenceNumber: 'M2' });
   });
+  it('accepts event_type like eventType, at the top and inside brokerage data', () => {
+    expect(parseEvent(JSON.stringify({ event_type: 'load#status_updated', reference_number: 'M1', changedValues: {} }))).toMatchObject({ eventType: 'load#status_updated', family: 'load', referenceNumber: 'M1' });
+    expect(parseEvent(JSON.stringify({ data: { event_type: 'load#status_updated', reference_number: 'B1', changedValues: {} } }))).toMatchObject({ eventType: 'load#status_updated', referenceNumber: 'B1' });
+  });
   it('refuses bodies without an eventType', () => {
     expect(() => parseEvent('{"a":1}')).toThrow(/eventType/);
     expect(() => parseEvent('[1]')).toThrow(/object/);

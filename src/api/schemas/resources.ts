@@ -91,6 +91,8 @@ export type AuditRecord = z.infer<typeof auditRecordSchema>;
 export const webhookEventSchema = z.looseObject({
   _id: identifier,
   eventType: optionalString,
+  /** Reported in real event records instead of `eventType`; mappings fall back to it. */
+  event_type: optionalString,
   webhookUrl: optionalString,
   data: z.unknown().optional(),
   createdAt: optionalDate,
