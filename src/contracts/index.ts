@@ -41,4 +41,7 @@ export {
   type InboundResult,
   type InboundUnit,
   type RecordSink,
+  type SinkReadOptions,
+  type SinkReader,
+  type SinkRow,
 } from './connector.js';
