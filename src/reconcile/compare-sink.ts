@@ -26,6 +26,8 @@ export interface SinkComparison {
   readonly beyondListing: string[];
   readonly statuses: Map<string, { api: number; sink: number }>;
   readonly totals: InvoiceTotals | undefined;
+  /** Counts an API record in the status counts and invoice totals (listed, or found by key later). */
+  countApi: (entry: ApiEntry) => void;
 }
 
 export interface CompareContext {
@@ -61,6 +63,7 @@ export async function compareSink(ctx: CompareContext): Promise<SinkComparison> 
     beyondListing: [],
     statuses: new Map(),
     totals: ctx.stream === 'invoices' ? new InvoiceTotals(view) : undefined,
+    countApi: () => undefined,
   };
   const count = (value: string | null | undefined, side: 'api' | 'sink') => {
     const name = value ?? '(none)';
@@ -68,12 +71,13 @@ export async function compareSink(ctx: CompareContext): Promise<SinkComparison> 
     entry[side] += 1;
     out.statuses.set(name, entry);
   };
-  for (const entry of ctx.entries.values()) {
+  out.countApi = (entry) => {
     const row = entry.rows.get(ctx.sink);
-    if (entry.op === 'delete' || !row || !('cells' in row)) continue;
+    if (entry.op === 'delete' || !row || !('cells' in row)) return;
     count(status ? row.cells[status] : null, 'api');
     out.totals?.addApi(row.cells);
-  }
+  };
+  for (const entry of ctx.entries.values()) out.countApi(entry);
 
   const seen = new Set<string>();
   const withRaw = ctx.stream === 'invoices';

@@ -52,7 +52,8 @@ export class MappedView {
 
   /** The first root column read from one of `paths`, else one named like `names`. */
   column(paths: readonly string[], names: readonly string[] = []): string | undefined {
-    const byPath = (c: CompiledColumn) => c.path?.scope === 'element' && paths.includes(c.path.text);
-    return this.root.columns.find(byPath)?.name ?? this.root.columns.find((c) => names.includes(c.name))?.name;
+    const byPath = (path: string) => this.root.columns.find((c: CompiledColumn) => c.path?.scope === 'element' && c.path.text === path)?.name;
+    const byName = (name: string) => this.root.columns.find((c) => c.name === name)?.name;
+    return paths.map(byPath).find(Boolean) ?? names.map(byName).find(Boolean);
   }
 }

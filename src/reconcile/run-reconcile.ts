@@ -137,6 +137,9 @@ function classifyCandidates(sink: string, comparison: SinkComparison, known: Loo
     const entry = lookedUp.get(candidate.key);
     if (known.gone.has(candidate.key)) comparison.differences.push({ ...base, kind: 'extra', detail: 'in the sink, not in the API' });
     else if (entry) {
+      // Found by key: the list omitted it or it moved out of the period; its money counts on the API side like the sink's.
+      comparison.countApi(entry);
+      comparison.apiRecords += 1;
       const difference = compareRow(sink, entry, candidate.cells);
       if (difference) comparison.differences.push(difference);
       else comparison.matching += 1;

@@ -7,7 +7,8 @@ import { createProgressReporter } from '../progress.js';
 import { prepareCommand, withApp } from '../runtime.js';
 import { renderSyncSummary } from '../sync-summary.js';
 
-function isoArgument(flag: string, value: string | undefined): string {
+/** An ISO 8601 date or date-time flag value as ISO UTC (a date alone is midnight UTC). */
+export function isoArgument(flag: string, value: string | undefined): string {
   if (!value) throw new UsageError(`${flag} is required (ISO 8601 date or datetime, e.g. 2025-01-01 or 2025-01-01T00:00:00Z)`);
   const ms = Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(value) ? `${value}T00:00:00Z` : value);
   if (Number.isNaN(ms)) throw new UsageError(`${flag}: expected an ISO 8601 date or datetime, got "${value}"`);

@@ -3,6 +3,7 @@ import { register as backfill } from './backfill.js';
 import { register as demo } from './demo.js';
 import { register as outbox } from './outbox.js';
 import { register as push } from './push.js';
+import { register as reconcile } from './reconcile.js';
 import { register as reset } from './reset.js';
 import { register as run } from './run.js';
 import { register as simulate } from './simulate.js';
@@ -18,6 +19,7 @@ export const commandModules: RegisterCommand[] = [
   run,
   sync,
   backfill,
+  reconcile,
   push,
   outbox,
   status,
