@@ -62,7 +62,7 @@ describe('freight-sync reconcile (CLI)', () => {
     const out = path.join(dir, 'out');
     const file = fs.readdirSync(out).find((n) => n.startsWith('loads__') && n.endsWith('.csv'))!;
     const lines = fs.readFileSync(path.join(out, file), 'utf8').split('\r\n');
-    const lost = parse(lines[1]!, { columns: lines[0]!.split(',') })[0].record_key as string;
+    const lost = (parse(lines[1]!, { columns: lines[0]!.split(',') }) as Record<string, string>[])[0]!.record_key!;
     fs.writeFileSync(path.join(out, file), [lines[0], ...lines.slice(2)].join('\r\n'));
 
     const before = fs.readdirSync(out).sort();
