@@ -5,6 +5,7 @@ import type { ConnectorContext, ConnectorFactory, ConnectorInstance } from '../.
 import { LocalTarget } from '../file-drop/local-target.js';
 import { removeStaleTempFiles } from '../file-drop/retention.js';
 import { STALE_TEMP_MS } from '../file-drop/index.js';
+import { DropSinkReader } from '../file-drop/drop-reader.js';
 import { CsvSink } from './csv-sink.js';
 import { csvOptionsSchema, type CsvOptions } from './options.js';
 
@@ -21,8 +22,10 @@ export const csvConnector: ConnectorFactory<CsvOptions> = {
     const directory = path.resolve(context.baseDir, options.directory);
     const logger = context.logger.child({ connector: context.instanceName, type: 'csv' });
     const sink = new CsvSink({ directory, options, mappings: context.mappings, logger });
+    const reader = new DropSinkReader({ target: new LocalTarget(), directory, options, mappings: context.mappings });
     return {
       sink,
+      reader,
       async init() {
         await mkdir(directory, { recursive: true });
         const removed = await removeStaleTempFiles(new LocalTarget(), directory, STALE_TEMP_MS);

@@ -1,5 +1,6 @@
 /** Shared by every file-drop connector (`csv`, `sftp`): naming, CSV encoding, markers, retention, publishing. */
 export { FileDropSink, type DropSinkDeps } from './drop-sink.js';
+export { DropSinkReader, type DropReaderDeps } from './drop-reader.js';
 export { LocalTarget } from './local-target.js';
 export { writeFileAtomic, type FileEntry, type FileTarget, type StagedFile } from './file-target.js';
 export { csvFormatShape, checkCsvFormat, type CsvFormat } from './format-options.js';

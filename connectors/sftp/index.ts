@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { CommandSource, ConnectorContext, ConnectorFactory, ConnectorInstance, RecordSink } from '../../src/contracts/index.js';
+import type { CommandSource, ConnectorContext, ConnectorFactory, ConnectorInstance, RecordSink, SinkReader } from '../../src/contracts/index.js';
 import { FileDropSink } from '../file-drop/drop-sink.js';
+import { DropSinkReader, inPages } from '../file-drop/drop-reader.js';
 import { removeStaleTempFiles } from '../file-drop/retention.js';
 import { STALE_TEMP_MS } from '../file-drop/index.js';
 import { InboxSource } from '../file-inbox/inbox-source.js';
@@ -54,6 +55,13 @@ export const sftpConnector: ConnectorFactory<SftpOptions> = {
 
     // Every step is idempotent, so a step interrupted by a broken connection is simply redone.
     const sink: RecordSink | undefined = drop && { write: (batch, signal) => session.run(() => drop.write(batch, signal), signal) };
+    const dropReader = remoteDir ? new DropSinkReader({ target, directory: remoteDir, options, mappings: context.mappings }) : undefined;
+    // Read whole inside one session run (a broken connection redoes the read), then paged out.
+    const reader: SinkReader | undefined = dropReader && {
+      async *readRows(stream, _options, signal) {
+        yield* inPages(await session.run(() => dropReader.latestRows(stream, signal), signal));
+      },
+    };
     const source: CommandSource | undefined = inbox && {
       take: (signal) => session.run(() => inbox.take(signal), signal),
       accepted: (unit, signal) => session.run(() => inbox.accepted(unit, signal), signal),
@@ -63,6 +71,7 @@ export const sftpConnector: ConnectorFactory<SftpOptions> = {
     return {
       sink,
       source,
+      reader,
       async init(signal) {
         if (options.privateKeyPath) {
           const file = path.resolve(context.baseDir, options.privateKeyPath);

@@ -10,6 +10,7 @@ import { checkSqlMappings } from './check-mappings.js';
 import { assertIdentifier } from './identifiers.js';
 import { sqlOptionsSchema, type SqlOptions } from './options.js';
 import { SqlSink } from './sql-sink.js';
+import { SqlSinkReader } from './sink-reader.js';
 import { stagingTableSpec } from './staging-table.js';
 import { StagingSource } from './staging-source.js';
 import type { StatementContext } from './statements.js';
@@ -74,12 +75,14 @@ export const sqlConnector: ConnectorFactory<SqlOptions> = {
     };
 
     const sink = new SqlSink({ db, ctx, options, errorsTable, logger, streamFor });
+    const reader = new SqlSinkReader({ db, ctx, streamFor });
     const source = options.staging
       ? new StagingSource(db, ctx, { table: options.staging.table, claimBatch: options.staging.claimBatch, claimTimeoutMs: options.staging.claimTimeout }, logger)
       : undefined;
 
     return {
       sink,
+      reader,
       ...(source ? { source } : {}),
       async init(signal: AbortSignal) {
         throwIfAborted(signal);

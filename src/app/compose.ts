@@ -25,6 +25,8 @@ import { WebhookProcessor, type WebhookStreamTarget } from '../webhooks/processo
 import { webhookService } from '../webhooks/webhook-service.js';
 import type { DaemonService } from './daemon.js';
 import { schedulerService, StreamScheduler } from './stream-scheduler.js';
+import { reconcileService } from '../reconcile/reconcile-service.js';
+import { reconcileApp } from './reconcile.js';
 import { resolveStreams, type ResolvedStream } from './stream-settings.js';
 import { streamsSentTo } from './validate-deployment.js';
 
@@ -264,6 +266,18 @@ export function composeDaemonServices(app: AppContext, options: DaemonOptions): 
         stopSignal: options.stopSignal,
         abortSignal: options.abortSignal,
         ...supervision,
+      }),
+    );
+  }
+  if (config.reconcile.schedule) {
+    const { schedule, streams, days, repair } = config.reconcile;
+    services.push(
+      reconcileService({
+        schedule,
+        run: (signal) => reconcileApp(app, { streams, days, repair, signal }),
+        onReport: (report) => app.metrics.recordReconcile(report),
+        logger: app.logger.child({ component: 'reconcile' }),
+        abortSignal: options.abortSignal,
       }),
     );
   }

@@ -18,6 +18,8 @@ import {
   type WebhooksConfig,
   type HttpConfig,
   type SupervisionConfig,
+  type ReconcileConfig,
+  RECONCILE_STREAM_NAMES,
 } from './types.js';
 
 export type { FreightSyncConfig } from './types.js';
@@ -361,6 +363,23 @@ const supervisionSchema = z
   })
   .transform((s): SupervisionConfig => ({ ...s }));
 
+/* ---------------------------------------------------------------- reconcile (run) */
+
+const reconcileSchema = z
+  .strictObject({
+    schedule: cronExpression().optional(),
+    streams: z.array(z.enum(RECONCILE_STREAM_NAMES)).min(1).prefault([...RECONCILE_STREAM_NAMES]),
+    days: integerValue(1, 3650).prefault(30),
+    maxRequests: integerValue(1, 1_000_000).optional(),
+    repair: booleanValue().prefault(false),
+  })
+  .transform((r): ReconcileConfig => {
+    const out: ReconcileConfig = { streams: [...new Set(r.streams)], days: r.days, repair: r.repair };
+    if (r.schedule !== undefined) out.schedule = r.schedule;
+    if (r.maxRequests !== undefined) out.maxRequests = r.maxRequests;
+    return out;
+  });
+
 /* ---------------------------------------------------------------- root */
 
 /**
@@ -378,6 +397,7 @@ export const configSchema: z.ZodType<FreightSyncConfig> = z.strictObject({
   webhooks: webhooksSchema.prefault({}),
   http: httpSchema.prefault({}),
   supervision: supervisionSchema.prefault({}),
+  reconcile: reconcileSchema.prefault({}),
 });
 
 /** What the config file may contain before validation (loose: zod reports what is wrong). */

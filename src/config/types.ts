@@ -171,6 +171,23 @@ export interface SupervisionConfig {
   maxPause: number;
 }
 
+/** The streams `reconcile` can check (they list by a period and can be looked up by key). */
+export const RECONCILE_STREAM_NAMES = ['loads', 'invoices', 'bills'] as const;
+export type ReconcileStreamName = (typeof RECONCILE_STREAM_NAMES)[number];
+
+/** `reconcile` as `run` schedules it (the CLI command takes the same values as flags). */
+export interface ReconcileConfig {
+  /** Cron expression (UTC); absent: `run` does not reconcile. */
+  schedule?: string;
+  streams: ReconcileStreamName[];
+  /** The period: the last this many days. */
+  days: number;
+  /** API requests one reconcile may make; absent: a minute's worth of `api.rateLimit.requestsPerSecond`. */
+  maxRequests?: number;
+  /** Re-deliver the differing keys (otherwise read-only). */
+  repair: boolean;
+}
+
 export interface FreightSyncConfig {
   api: ApiConfig;
   state: StateConfig;
@@ -181,4 +198,5 @@ export interface FreightSyncConfig {
   webhooks: WebhooksConfig;
   http: HttpConfig;
   supervision: SupervisionConfig;
+  reconcile: ReconcileConfig;
 }

@@ -65,6 +65,8 @@ export interface ConnectorInstance {
   readonly sink?: RecordSink;
   /** Present when the connector can yield outbound commands (ERP → API). */
   readonly source?: CommandSource;
+  /** Present when the sink can read back what it holds (`freight-sync reconcile`). Read-only. */
+  readonly reader?: SinkReader;
   /** Cheap readiness probe for /readyz; throws when the connector cannot work. */
   check?(signal: AbortSignal): Promise<void>;
   /**
@@ -126,6 +128,31 @@ export interface RecordSink {
  */
 export function mappingRejections(errors: readonly RecordMappingError[]): SinkRejection[] {
   return errors.map(({ record, errors: problems }) => ({ key: record.key, reason: problems.map((p) => p.message).join('; ') }));
+}
+
+/** One row of a stream's root (parent) table as a sink holds it: every column as text, null when empty. */
+export type SinkRow = Readonly<Record<string, string | null>>;
+
+/**
+ * Read-back capability of a sink, used by `freight-sync reconcile` to prove what the ERP holds.
+ * Never writes. Values are text in one canonical form (`cellText` in src/util/cell-text.ts):
+ * booleans `true`/`false`, timestamps ISO 8601 UTC, numbers and decimals with the digits the
+ * sink stored, JSON as JSON text.
+ */
+export interface SinkReader {
+  /**
+   * The rows of the stream's root table, one per key: for an append-only drop the version the
+   * ERP keeps (the same "newer-or-equal `_updated_at` wins" rule an SQL sink applies, in delivery
+   * order). Rows include the meta columns `_op` (`delete` marks a tombstone), `_updated_at` and
+   * `_synced_at`; `columns` narrows the rest (unknown names are ignored). Yields pages, so a large
+   * table is never held twice.
+   */
+  readRows(stream: string, options: SinkReadOptions, signal: AbortSignal): AsyncIterable<readonly SinkRow[]>;
+}
+
+export interface SinkReadOptions {
+  /** Columns wanted besides the key and meta columns; all when absent. */
+  readonly columns?: readonly string[];
 }
 
 /**

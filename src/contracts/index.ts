@@ -47,4 +47,7 @@ export {
   type SinkAck,
   type SinkRejection,
   type TableMigration,
+  type SinkReadOptions,
+  type SinkReader,
+  type SinkRow,
 } from './connector.js';

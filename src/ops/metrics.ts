@@ -7,6 +7,18 @@ import type { QuarantineStore } from '../state/stores/quarantine-store.js';
 import type { StateTables } from '../state/tables.js';
 import { cursorPosition } from '../sync/cursor-position.js';
 
+/** What the reconcile metrics read from a reconcile report (src/reconcile/report.ts has the full shape). */
+export interface ReconcileMetricsInput {
+  readonly finishedAt: string;
+  readonly coverage: readonly { readonly stream: string; readonly complete: boolean }[];
+  readonly results: readonly {
+    readonly stream: string;
+    readonly sink: string;
+    readonly differences: readonly { readonly kind: string }[];
+    readonly unchecked: readonly unknown[];
+  }[];
+}
+
 /** What the scrape-time collectors read; bound once the app is built. */
 export interface MetricsState {
   db: Kysely<StateTables>;
@@ -112,6 +124,24 @@ export class OpsMetrics {
     name: 'freight_sync_webhook_processing_delay_seconds',
     help: 'From receiving an event to its refreshed records being acknowledged by the sinks',
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300],
+    registers: [this.registry],
+  });
+
+  readonly reconcileDifferences = new Gauge({
+    name: 'freight_sync_reconcile_differences',
+    help: 'Differences the last reconcile found between a sink and the API, by stream, sink and kind (missing, stale, extra, unchecked)',
+    labelNames: ['stream', 'sink', 'kind'] as const,
+    registers: [this.registry],
+  });
+  readonly reconcileComplete = new Gauge({
+    name: 'freight_sync_reconcile_complete',
+    help: '1 when the last reconcile checked the whole period of a stream, 0 when its request budget (or a sink without read-back) left part unchecked',
+    labelNames: ['stream'] as const,
+    registers: [this.registry],
+  });
+  readonly reconcileLastRun = new Gauge({
+    name: 'freight_sync_reconcile_last_run_timestamp_seconds',
+    help: 'When the last reconcile finished (Unix time)',
     registers: [this.registry],
   });
 
@@ -236,6 +266,19 @@ export class OpsMetrics {
         return ack;
       },
     };
+  }
+
+  /** The result of a reconcile, replacing the previous one's series. */
+  recordReconcile(report: ReconcileMetricsInput): void {
+    this.reconcileDifferences.reset();
+    this.reconcileComplete.reset();
+    for (const result of report.results) {
+      const counts: Record<string, number> = { missing: 0, stale: 0, extra: 0, unchecked: result.unchecked.length };
+      for (const difference of result.differences) counts[difference.kind] = (counts[difference.kind] ?? 0) + 1;
+      for (const [kind, n] of Object.entries(counts)) this.reconcileDifferences.set({ stream: result.stream, sink: result.sink, kind }, n);
+    }
+    for (const c of report.coverage) this.reconcileComplete.set({ stream: c.stream }, c.complete ? 1 : 0);
+    this.reconcileLastRun.set(Date.parse(report.finishedAt) / 1000);
   }
 
   async render(): Promise<{ contentType: string; body: string }> {

@@ -5,6 +5,7 @@ import { register as demo } from './demo.js';
 import { register as outbox } from './outbox.js';
 import { register as push } from './push.js';
 import { register as rejected } from './rejected.js';
+import { register as reconcile } from './reconcile.js';
 import { register as reset } from './reset.js';
 import { register as schema } from './schema.js';
 import { register as run } from './run.js';
@@ -22,6 +23,7 @@ export const commandModules: RegisterCommand[] = [
   run,
   sync,
   backfill,
+  reconcile,
   push,
   outbox,
   rejected,

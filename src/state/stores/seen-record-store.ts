@@ -73,6 +73,16 @@ export class SeenRecordStore {
     else await this.db.transaction().execute(write);
   }
 
+  /**
+   * Forgets single keys, so their next delivery reaches the sinks even with unchanged content
+   * (`reconcile --repair`: a sink lost or altered a row the store says it has).
+   */
+  async forgetKeys(stream: string, keys: readonly string[], trx?: StateExecutor): Promise<void> {
+    for (const chunk of chunks(keys, KEYS_PER_SELECT)) {
+      await (trx ?? this.db).deleteFrom('seen_records').where('stream', '=', stream).where('key', 'in', chunk).execute();
+    }
+  }
+
   /** Drops a stream's memory (a full re-sync re-delivers everything). */
   async forget(stream: string, trx?: StateExecutor): Promise<void> {
     await (trx ?? this.db).deleteFrom('seen_records').where('stream', '=', stream).execute();
