@@ -109,9 +109,9 @@ describe('default mappings on real payload shapes', () => {
       expect(errors).toEqual([]);
       expect(batch.tables[0]!.rows[0], variant).toMatchObject({
         status: 'PARTIAL_PAID',
-        total_amount: 1234568.09,
-        paid_amount: 0.4,
-        remain_amount: 1234567.69,
+        total_amount: '1234568.09',
+        paid_amount: '0.40',
+        remain_amount: '1234567.69',
         billing_date: '2024-03-01T10:00:00.000Z',
         caller_id: 'cust-9',
         caller_name: 'Acme Imports',
@@ -121,8 +121,8 @@ describe('default mappings on real payload shapes', () => {
       });
       const entries = batch.tables.find((table) => table.table === 'invoice_entries')!.rows;
       expect(entries.map((row) => [row.remain_amount, row.entry_payment_terms, row.due_date])).toEqual([
-        [1234567.79, 45, '2024-04-15T10:00:00.000Z'],
-        [-0.1, 45, '2024-04-15T10:00:00.000Z'],
+        ['1234567.79', 45, '2024-04-15T10:00:00.000Z'],
+        ['-0.10', 45, '2024-04-15T10:00:00.000Z'],
       ]);
     }
   });
@@ -130,7 +130,7 @@ describe('default mappings on real payload shapes', () => {
   it('keeps the spec-shaped invoice header as it was', async () => {
     const mapping = await loadMapping('invoices', undefined, { baseDir: '/', variant: 'main' });
     const { batch } = mapBatch(batchOf('invoices', 'b', [record('invoices', 'inv-1', fixture('invoice'))]), mapping);
-    expect(batch.tables[0]!.rows[0]).toMatchObject({ status: 'PARTIAL_PAID', remain_amount: 1000 });
+    expect(batch.tables[0]!.rows[0]).toMatchObject({ status: 'PARTIAL_PAID', remain_amount: '1000.00' });
   });
 
   it('leaves a header status empty when the entries disagree', async () => {
@@ -138,7 +138,7 @@ describe('default mappings on real payload shapes', () => {
     const data = realInvoice();
     (data['invoice'] as Record<string, unknown>[])[1]!['status'] = 'FULL_PAID';
     const { batch } = mapBatch(batchOf('invoices', 'b', [record('invoices', 'inv-9', data)]), mapping);
-    expect(batch.tables[0]!.rows[0]).toMatchObject({ status: null, total_amount: 1234568.09 });
+    expect(batch.tables[0]!.rows[0]).toMatchObject({ status: null, total_amount: '1234568.09' });
   });
 
   it('understands shipper, consignee and caller as ids and as embedded objects on loads', async () => {
@@ -151,7 +151,7 @@ describe('default mappings on real payload shapes', () => {
       ['c1', 'Caller', 's1', 'Ship', 'k1', null],
       ['c1', null, 's1', 'Ship', 'k1', 'Cons'],
     ]);
-    expect(batch.tables[0]!.rows[1]!.total_amount).toBe(-12.5);
+    expect(batch.tables[0]!.rows[1]!.total_amount).toBe('-12.50');
   });
 
   it("maps customers' defaultPaymentTerms.days", async () => {
