@@ -13,7 +13,7 @@ describe.each(['main', 'brokerage'] as const)('simulator invoice lifecycle (%s)'
   const before = new Map<string, any>();
   beforeAll(async () => {
     api = await startApi({ variant, loads: 3000, seed: 21, invoiceLifecycle: true });
-    for await (const inv of api.sim.truth('invoices')) before.set(inv._id, inv);
+    for await (const inv of api.sim.truth('invoices')) before.set(String(inv._id), inv);
     api.sim.advance(60_000);
     await api.sim.mutate(3000);
     truth = [];
@@ -70,7 +70,7 @@ describe.each(['main', 'brokerage'] as const)('simulator invoice lifecycle (%s)'
 
   it('moves the updatedAt of every load an invoice change touches', async () => {
     const loads = new Map<string, any>();
-    for await (const load of api.sim.truth('loads')) loads.set(load.reference_number, load);
+    for await (const load of api.sim.truth('loads')) loads.set(String(load.reference_number), load);
     const changed = truth.filter((inv) => inv.updatedAt > (before.get(inv._id)?.updatedAt ?? ''));
     expect(changed.length).toBeGreaterThan(0);
     for (const inv of changed) {

@@ -3,6 +3,7 @@ import { initial } from './0001-initial.js';
 import { syncSideTables } from './0002-sync-side-tables.js';
 import { outbox } from './0003-outbox.js';
 import { webhookInbox } from './0004-webhook-inbox.js';
+import { invoiceLinks } from './0006-invoice-links.js';
 
 /**
  * Every migration, by name; names sort in the order they run. Listed in code rather than
@@ -14,6 +15,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0002-sync-side-tables': syncSideTables,
   '0003-outbox': outbox,
   '0004-webhook-inbox': webhookInbox,
+  '0006-invoice-links': invoiceLinks,
 };
 
 export class StaticMigrationProvider implements MigrationProvider {
