@@ -26,6 +26,12 @@ export const invoiceCursorSchema = z.strictObject({
   subBilling: windowCursorSchema.optional(),
   /** The loads change feed (keyset on main, closed windows on brokerage). */
   feed: loadPagesCursorSchema.optional(),
+  /**
+   * The feed's first range starts at `initialFrom`; loads changed up to this instant had their
+   * invoices read by the billing windows already, so only those without a known invoice (the list
+   * omits some) are looked up.
+   */
+  feedCatchUpUntil: z.string().nullable().optional(),
   sweep: sweepCursorSchema.nullable().optional(),
 });
 export type InvoiceCursor = z.infer<typeof invoiceCursorSchema>;

@@ -8,7 +8,7 @@ import { iso } from '../time.js';
 import { invoiceDeleted, invoiceKey, invoiceKind, invoiceLoadReferences } from './invoice-key.js';
 import { bookkeeping, listings, listPage, type InvoiceListing, type InvoiceOptions } from './invoice-lists.js';
 import type { InvoiceCursor } from './invoice-cursor.js';
-import { isInvoicedLoadStatus, readLoadPages } from './load-pages.js';
+import { isInvoicedLoadStatus, readLoadPages, type LoadPagesCursor } from './load-pages.js';
 import { REMOVED_MARKER } from './snapshot.js';
 
 /**
@@ -25,12 +25,15 @@ export const FEED_LOAD_STATUSES = ['COMPLETED', 'BILLING', 'PARTIAL_PAID', 'FULL
 /** `invoiceNumbers` look-ups are bounded (unbounded queries omit data) but must reach any billing date. */
 const LOOKUP_FROM = '2000-01-01T00:00:00.000Z';
 const LOOKUP_AHEAD_MS = 86_400_000;
-const NUMBERS_PER_REQUEST = 50;
+/** Fewer numbers than a page holds: a load may have several invoices (voided, combined, sub-customer), and the answer should fit one page. */
+const NUMBERS_PER_REQUEST = 40;
 
 interface ChangedLoad {
   ref: string;
   updatedAt: string;
   invoiced: boolean;
+  /** Changed before the feed started: its invoice is current if known (see `feedCatchUpUntil`). */
+  caughtUp?: boolean;
 }
 
 export async function* readChangeFeed(
@@ -40,27 +43,58 @@ export async function* readChangeFeed(
   signal: AbortSignal,
 ): AsyncGenerator<Chunk<InvoiceCursor>, InvoiceCursor> {
   let state = start;
-  const pages = readLoadPages('invoices', env, state.feed, plan, signal, { status: FEED_LOAD_STATUSES });
-  for await (const chunk of pages) {
-    const loads: ChangedLoad[] = chunk.records.map((r) => ({ ref: String(r.reference_number), updatedAt: stringField(r, 'updatedAt') ?? '', invoiced: isInvoicedLoadStatus(r.status) }));
-    const due = (await env.side.feedLoadsToFetch(loads)) as ChangedLoad[];
-    const fetched = await fetchInvoicesOfLoads(env, due, signal);
-    state = { ...state, feed: chunk.cursor };
-    yield {
+  const until = state.feedCatchUpUntil ? Date.parse(state.feedCatchUpUntil) : -Infinity;
+  // Loads of several feed pages are collected until they fill an `invoiceNumbers` request; the
+  // cursor of those pages is committed only with the invoices fetched for them.
+  let pending: { seen: ChangedLoad[]; due: ChangedLoad[]; pages: number; cursor: LoadPagesCursor | null; batchId: string } = { seen: [], due: [], pages: 0, cursor: null, batchId: '' };
+  const flush = async (): Promise<Chunk<InvoiceCursor>> => {
+    const fetched = await fetchInvoicesOfLoads(env, pending.due, signal);
+    const cursor = pending.cursor!;
+    // Past the catch-up instant once a range completed beyond it.
+    const reached = cursor.window === null ? cursor.highWater : null;
+    const caughtUp = reached !== null && Date.parse(reached) >= until;
+    state = { ...state, feed: cursor, ...(caughtUp && state.feedCatchUpUntil ? { feedCatchUpUntil: null } : {}) };
+    const seen = pending.seen;
+    const chunk: Chunk<InvoiceCursor> = {
       records: fetched.records,
       cursor: state,
-      batchId: `feed_${chunk.batchId}`,
-      pages: chunk.pages + fetched.requests,
+      batchId: `feed_${pending.batchId}`,
+      pages: pending.pages + fetched.requests,
       // Load elements that failed their schema are the loads stream's to report; invoices are ours.
       rejected: fetched.rejected,
       afterCommit: [
         ...bookkeeping(fetched.records),
         ...(fetched.removed.length > 0 ? [(side: SyncSideStore) => side.recordInvoices(fetched.removed)] : []),
         ...(fetched.candidates.length > 0 ? [async (side: SyncSideStore) => void (await side.addInvoiceCandidates(fetched.candidates, 'loads change feed'))] : []),
-        (side: SyncSideStore) => side.rememberFeedLoads(due),
+        (side: SyncSideStore) => side.rememberFeedLoads(seen),
       ],
     };
+    pending = { seen: [], due: [], pages: 0, cursor: null, batchId: '' };
+    return chunk;
+  };
+  for await (const chunk of readLoadPages('invoices', env, state.feed, plan, signal, { status: FEED_LOAD_STATUSES })) {
+    if (chunk.rejected.length > 0) {
+      // Quarantined by the loads stream when it is synced; here they can only be reported.
+      env.logger.warn({ loads: chunk.rejected.slice(0, 5).map((r) => r.problem) }, `invoices change feed: ${chunk.rejected.length} load(s) failed their schema; their invoices are left to the sweep`);
+    }
+    const loads: ChangedLoad[] = chunk.records.map((r) => {
+      const updatedAt = stringField(r, 'updatedAt') ?? '';
+      return { ref: String(r.reference_number), updatedAt, invoiced: isInvoicedLoadStatus(r.status), caughtUp: Date.parse(updatedAt) <= until };
+    });
+    const fresh = (await env.side.feedLoadsToFetch(loads)) as ChangedLoad[];
+    // Only loads an invoice hangs on (billed, or with a known invoice) count towards a request.
+    const linked = await env.side.invoicesOfLoads(fresh.map((l) => l.ref));
+    const due = fresh.filter((l) => l.invoiced || linked.has(l.ref));
+    pending = {
+      seen: [...pending.seen, ...fresh],
+      due: [...pending.due.filter((l) => !due.some((d) => d.ref === l.ref)), ...due],
+      pages: pending.pages + chunk.pages,
+      cursor: chunk.cursor,
+      batchId: pending.batchId || chunk.batchId,
+    };
+    if (pending.due.length >= NUMBERS_PER_REQUEST || chunk.cursor.window === null) yield await flush();
   }
+  if (pending.cursor) yield await flush();
   return state;
 }
 
@@ -79,11 +113,16 @@ export interface FetchedInvoices {
  * combined invoice, the `sub` listing for loads with a known sub-customer invoice (new ones arrive
  * by billing date), then the single GET for loads whose invoice the list did not return.
  */
-export async function fetchInvoicesOfLoads(env: StreamEnv<InvoiceOptions>, loads: readonly ChangedLoad[], signal: AbortSignal): Promise<FetchedInvoices> {
+export async function fetchInvoicesOfLoads(env: StreamEnv<InvoiceOptions>, changed: readonly ChangedLoad[], signal: AbortSignal): Promise<FetchedInvoices> {
   const out: FetchedInvoices = { records: [], rejected: [], requests: 0, removed: [], candidates: [] };
+  let loads = changed;
   if (loads.length === 0) return out;
   const linked = await env.side.invoicesOfLoads(loads.map((l) => l.ref));
   const known = (ref: string) => linked.get(ref) ?? [];
+  const hasLive = (ref: string) => known(ref).some((k) => k.kind !== 'subCustomer' && !k.deleted);
+  // Loads from before the feed started need a look-up only when their invoice is unknown.
+  loads = loads.filter((l) => !l.caughtUp || (l.invoiced && !hasLive(l.ref)));
+  if (loads.length === 0) return out;
   const want: Record<InvoiceListing, string[]> = {
     main: loads.filter((l) => l.invoiced || known(l.ref).some((k) => k.kind !== 'subCustomer')).map((l) => l.ref),
     sub: loads.filter((l) => known(l.ref).some((k) => k.kind === 'subCustomer')).map((l) => l.ref),

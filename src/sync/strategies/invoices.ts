@@ -44,10 +44,12 @@ export async function* readInvoices(
   const incremental = plan.mode !== 'backfill';
   let feedStarted = false;
   if (incremental && env.options.loadsChangeFeed && state.feed === undefined) {
-    // The billing windows cover everything up to this run; changes from here on are the feed's.
-    // A checkpoint from before the feed existed continues from its last completed range.
+    // The feed reads every load from `initialFrom` once, to find loads whose invoice the list
+    // omits; the billing windows read the others' invoices in this run, so up to now (or, for a
+    // checkpoint from before the feed, up to its last completed range) only unknown ones are fetched.
     await ensureServerClock(env.client, signal);
-    state = { ...state, feed: feedStart(env, state.billing.highWater ?? new Date(env.client.clock.now().getTime() - plan.safetyLagMs).toISOString()) };
+    const catchUpUntil = state.billing.highWater ?? new Date(env.client.clock.now().getTime()).toISOString();
+    state = { ...state, feed: feedStart(env), feedCatchUpUntil: catchUpUntil };
     feedStarted = true;
   }
 
@@ -69,8 +71,8 @@ export async function* readInvoices(
   yield* sweepInvoices(env, state, signal);
 }
 
-function feedStart(env: StreamEnv<InvoiceOptions>, at: string): LoadPagesCursor {
-  return env.variant === 'main' ? { mode: 'keyset', highWater: at, window: null } : { mode: 'window', highWater: at, spanMs: null, window: null };
+function feedStart(env: StreamEnv<InvoiceOptions>): LoadPagesCursor {
+  return env.variant === 'main' ? { mode: 'keyset', highWater: null, window: null } : { mode: 'window', highWater: null, spanMs: null, window: null };
 }
 
 function windowSource(env: StreamEnv<InvoiceOptions>, listing: InvoiceListing) {
