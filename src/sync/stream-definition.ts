@@ -72,7 +72,7 @@ export interface StreamDefinition<TCursor = unknown, TOptions = Record<string, u
   read(env: StreamEnv<TOptions>, cursor: TCursor | undefined, plan: RunPlan, signal: AbortSignal): AsyncIterable<Chunk<TCursor>>;
   /**
    * True when producing a chunk reads state that the previous chunk's commit writes (invoices:
-   * the re-poll reads the invoice index the billing windows fill). Such a stream is not read
+   * the change feed reads the invoice index the billing windows fill). Such a stream is not read
    * ahead; every other stream fetches its next page while the current one is being delivered.
    */
   readonly dependsOnCommits?: boolean;

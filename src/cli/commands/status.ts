@@ -52,7 +52,7 @@ export function register(program: Command): void {
           s.lastRun?.error ? s.lastRun.error.slice(0, 80) : '',
         ]);
         process.stdout.write(renderTable(['stream', 'enabled', 'checkpoint', 'state', `lag (${report.clock})`, 'last run', 'records', 'rejected', 'last error'], rows));
-        process.stdout.write(`\ninvoices not yet FULL_PAID (re-polled each run): ${report.invoices.open}; loads awaiting invoice gap-fill: ${report.invoices.gapFillCandidates}\n`);
+        process.stdout.write(`\ninvoices not yet FULL_PAID (followed through their loads' changes): ${report.invoices.open}; loads awaiting invoice gap-fill: ${report.invoices.gapFillCandidates}\n`);
         process.stdout.write(renderOutboundStatus(report.outbound));
       });
     });
