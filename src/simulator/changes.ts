@@ -1,7 +1,7 @@
 import type { Rec } from './collection.js';
 import { BILLED_STATUSES, BROKERAGE_STATUS_NAMES } from './dataset/constants.js';
 import type { CustomerKind } from './dataset/customers.js';
-import { buildInvoice, paymentEntry } from './dataset/invoices.js';
+import { buildInvoice, paymentEntry, withAmounts } from './dataset/invoices.js';
 import { referenceNumberOf, loadId, type Load } from './dataset/loads.js';
 import type { SimStore } from './store.js';
 
@@ -42,6 +42,11 @@ export class Changes {
 
   private get ctx() {
     return this.store.ctx;
+  }
+
+  /** An `invoice#*` event (§6.4 shape: the invoice in `data`). */
+  emitInvoiceEvent(eventType: string, invoice: Rec, changedValues: Record<string, unknown>): void {
+    this.emit(eventType, { data: invoice, dbId: invoice['_id'], changedValues, eventType });
   }
 
   private emit(eventType: string, payload: Record<string, unknown>): void {
@@ -147,9 +152,9 @@ export class Changes {
     return next;
   }
 
-  /** A load that reaches billing gets its invoice (and `invoice#created`). */
+  /** A load that reaches billing gets its invoice (and `invoice#created`); a voided one is billed anew. */
   ensureInvoice(p: number, now: string): void {
-    if (this.store.invoicePositionOfLoad(p) !== undefined) return;
+    if (this.store.liveInvoicePositionOfLoad(p) !== undefined) return;
     const load = this.store.loads.get(p) as Load;
     const j = this.store.invoices.allocate();
     // Every 9th new invoice spans several charge sets, like the base data.
@@ -158,14 +163,18 @@ export class Changes {
     this.store.invoices.put(j, invoice);
     this.store.invoiceOfLoad.set(p, j);
     this.store.loadOfInvoice.set(j, p);
-    this.emit('invoice#created', { data: invoice, dbId: invoice['_id'], changedValues: { status: 'BILLING' }, eventType: 'invoice#created' });
-    if (entries > 1) this.emit('invoice#sub_bill_added', { data: invoice, dbId: invoice['_id'], changedValues: { total: entries }, eventType: 'invoice#sub_bill_added' });
+    this.emitInvoiceEvent('invoice#created', invoice, { status: 'BILLING' });
+    if (entries > 1) this.emitInvoiceEvent('invoice#sub_bill_added', invoice, { total: entries });
   }
 
-  /** Records a payment: BILLING → PARTIAL_PAID → FULL_PAID; billingDate never moves. */
+  /**
+   * Records a payment: BILLING → PARTIAL_PAID → FULL_PAID (a rebilled invoice is paid the same
+   * way); billingDate never moves. The loads the invoice covers change with it (updatedAt moves):
+   * a primary or combined invoice sets their status and amounts, a sub-customer one only touches them.
+   */
   payInvoice(j: number, actor: Actor, fraction: number, now = this.store.clock.iso()): Rec | undefined {
     const invoice = this.store.invoices.get(j);
-    if (!invoice || invoice['status'] === 'FULL_PAID') return undefined;
+    if (!invoice || invoice['status'] === 'FULL_PAID' || invoice['isDeleted'] === true) return undefined;
     const total = Number(invoice['totalAmount']);
     const paidBefore = Number(invoice['paidAmount']);
     const remain = total - paidBefore;
@@ -174,15 +183,30 @@ export class Changes {
     const status = paid >= total ? 'FULL_PAID' : 'PARTIAL_PAID';
     const history = [...((invoice['paymentHistory'] as Rec[]) ?? [])];
     history.push(paymentEntry(this.ctx, j, history.length, now, amount));
-    const next: Rec = { ...invoice, status, paidAmount: paid, remainAmount: total - paid, paymentHistory: history, paymentReference: String(history[history.length - 1]?.['checkNo'] ?? ''), updatedAt: now };
-    next['invoice'] = ((invoice['invoice'] as Rec[]) ?? []).map((entry, i) => (i === 0 ? { ...entry, status, paidAmount: Math.min(Number(entry['totalAmount']), paid), remainAmount: Math.max(0, Number(entry['totalAmount']) - paid) } : { ...entry, status }));
+    const next = withAmounts(invoice, status, paid, { paymentHistory: history, paymentReference: String(history[history.length - 1]?.['checkNo'] ?? ''), updatedAt: now });
     this.store.invoices.put(j, next);
-    this.emit('invoice#charges_updated', { data: next, dbId: next['_id'], changedValues: { status, paidAmount: paid, remainAmount: total - paid }, eventType: 'invoice#charges_updated' });
-    const p = this.store.loadPositionOfInvoice(j);
-    if (this.store.loads.exists(p)) {
-      this.updateLoad(p, { status, paidAmount: paid, remainAmount: total - paid, isPaymentCompleted: status === 'FULL_PAID' }, actor, now);
-    }
+    this.emitInvoiceEvent('invoice#charges_updated', next, { status, paidAmount: paid, remainAmount: total - paid });
+    this.syncLoadsOf(j, next, actor, now);
     return next;
+  }
+
+  /** The loads of an invoice follow it: status and amounts (primary, combined), or only updatedAt (sub-customer). */
+  syncLoadsOf(j: number, invoice: Rec, actor: Actor, now: string): void {
+    const sub = this.store.subCustomerInvoiceIds.has(String(invoice['_id']));
+    const entries = (invoice['invoice'] as Rec[]) ?? [];
+    for (const p of this.store.loadPositionsOfInvoice(j)) {
+      if (!this.store.loads.exists(p)) continue;
+      if (sub) {
+        this.updateLoad(p, {}, actor, now);
+        continue;
+      }
+      const ref = referenceNumberOf(this.ctx, p);
+      const own = entries.filter((e) => e['load_reference_number'] === ref);
+      const paid = own.reduce((sum, e) => sum + Number(e['paidAmount']), 0);
+      const remain = own.reduce((sum, e) => sum + Number(e['remainAmount']), 0);
+      const status = String(invoice['status']);
+      this.updateLoad(p, { status: status === 'REBILLING' ? 'PARTIAL_PAID' : status, paidAmount: paid, remainAmount: remain, isPaymentCompleted: status === 'FULL_PAID' }, actor, now);
+    }
   }
 
   updateCustomer(kind: CustomerKind, p: number, changes: Record<string, unknown>, actor: Actor, action = 'UPDATE', now = this.store.clock.iso()): Rec {

@@ -1,6 +1,7 @@
 import { MUTATOR_ACTOR, type Changes } from './changes.js';
 import { BILL_STATUSES, LOAD_FLOW } from './dataset/constants.js';
 import type { Load } from './dataset/loads.js';
+import { InvoiceLifecycle } from './invoice-lifecycle.js';
 import { Prng } from './prng.js';
 import type { SimStore } from './store.js';
 
@@ -12,10 +13,19 @@ import type { SimStore } from './store.js';
 export class Mutator {
   private readonly rng: Prng;
   private timer: NodeJS.Timeout | null = null;
+  private readonly invoiceLifecycle: InvoiceLifecycle;
   steps = 0;
 
-  constructor(seed: number, private readonly store: SimStore, private readonly changes: Changes) {
+  /** `lifecycle`: also rebill, sub-customer, combine and void invoices (option `invoiceLifecycle`, read live). */
+  constructor(
+    seed: number,
+    private readonly store: SimStore,
+    private readonly changes: Changes,
+    private readonly lifecycle: () => boolean = () => false,
+  ) {
     this.rng = new Prng(seed ^ 0x6d75);
+    // Its own random stream: switching the lifecycle on leaves every other step's draws alone.
+    this.invoiceLifecycle = new InvoiceLifecycle(store, changes, new Prng(seed ^ 0x1f0c), MUTATOR_ACTOR);
   }
 
   start(intervalMs: number, perTick: number): void {
@@ -40,7 +50,10 @@ export class Mutator {
     else if (r < 0.4) this.createLoad();
     else if (r < 0.45) this.deleteLoad();
     else if (r < 0.63) this.advanceStatus();
-    else if (r < 0.78) this.payInvoice();
+    else if (r < 0.78) {
+      // With the lifecycle on, a third of the invoice steps change invoices after billing instead.
+      if (!(this.lifecycle() && r >= 0.73 && this.invoiceLifecycle.step())) this.payInvoice();
+    }
     else if (r < 0.84) this.updateSimple('bills');
     else if (r < 0.9) this.updateSimple('supportMoves');
     else if (r < 0.95) this.updateCustomer('customers');
@@ -120,7 +133,7 @@ export class Mutator {
       const created = invoices.size - invoices.baseCount;
       const j = created > 0 && this.rng.chance(0.5) ? invoices.baseCount + this.rng.int(created) : this.rng.int(invoices.size);
       const invoice = invoices.get(j);
-      if (!invoice || invoice['status'] === 'FULL_PAID') continue;
+      if (!invoice || invoice['status'] === 'FULL_PAID' || invoice['isDeleted'] === true) continue;
       this.changes.payInvoice(j, MUTATOR_ACTOR, this.rng.chance(0.5) ? 0.5 : 1);
       return;
     }

@@ -46,6 +46,12 @@ export const simulatorOptionsSchema = z.object({
   clockOffsetMs: z.number().int().default(0),
   mutator: mutatorSchema.default({ intervalMs: 1_000, perTick: 5, enabled: false }),
   invoiceListOmitsMultiChargeSet: z.boolean().default(true),
+  /**
+   * The mutator also changes invoices after billing (design §2.4): rebills of paid invoices,
+   * sub-customer invoices, combined invoices across loads of one customer, voided invoices.
+   * Off by default so existing scenarios keep their exact behaviour.
+   */
+  invoiceLifecycle: z.boolean().default(false),
   unboundedInvoiceQueryDays: z.number().int().positive().default(90),
   webhooks: webhooksSchema.default(null),
   pageDelayMs: z.number().int().min(0).default(0),
@@ -66,13 +72,14 @@ export const configurePatchSchema = z
     webhooks: webhooksSchema,
     accessTokenTtlMs: z.number().int().positive(),
     pageDelayMs: z.number().int().min(0),
+    invoiceLifecycle: z.boolean(),
   })
   .partial();
 
 export type ConfigurePatch = Partial<
   Pick<
     SimulatorOptions,
-    'rateLimit' | 'faults' | 'ambiguousCreateRate' | 'clockOffsetMs' | 'mutator' | 'webhooks' | 'accessTokenTtlMs' | 'pageDelayMs'
+    'rateLimit' | 'faults' | 'ambiguousCreateRate' | 'clockOffsetMs' | 'mutator' | 'webhooks' | 'accessTokenTtlMs' | 'pageDelayMs' | 'invoiceLifecycle'
   >
 >;
 

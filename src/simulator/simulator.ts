@@ -35,7 +35,7 @@ export async function startSimulator(input: Partial<SimulatorOptions> = {}): Pro
   });
   const limiter = new RateLimiter(options.rateLimit);
   const faults = new FaultInjector(options.seed, () => options.faults);
-  const mutator = new Mutator(options.seed, store, changes);
+  const mutator = new Mutator(options.seed, store, changes, () => options.invoiceLifecycle);
   const sim: SimContext = {
     options,
     clock,

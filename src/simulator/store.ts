@@ -42,6 +42,12 @@ export class SimStore {
   readonly invoiceOfLoad = new Map<number, number>();
   /** Load position of every invoice created after start. */
   readonly loadOfInvoice = new Map<number, number>();
+  /** Every load of a combined invoice (created after start; a single load is in `loadOfInvoice`). */
+  readonly loadsOfCombined = new Map<number, number[]>();
+  /** Ids of sub-customer invoices: listed only with `isSubCustomer=true` (spec §4.2). */
+  readonly subCustomerInvoiceIds = new Set<string>();
+  /** Sub-customer invoice positions per load position. */
+  readonly subInvoicesOfLoad = new Map<number, number[]>();
 
   constructor(options: SimulatorOptions, readonly clock: ServerClock) {
     const startMs = Date.parse(options.dataStart);
@@ -128,6 +134,17 @@ export class SimStore {
     const p = parseId(code, this.ctx.seed, id);
     const collection = kind === 'customers' ? this.customers : this.consignees;
     return p !== undefined && collection.exists(p) ? p : undefined;
+  }
+
+  /** The invoice `GET /invoices/<ref>` returns for a load: its primary (or combined) one, unless voided. */
+  liveInvoicePositionOfLoad(p: number): number | undefined {
+    const j = this.invoicePositionOfLoad(p);
+    return j !== undefined && this.invoices.get(j)?.['isDeleted'] !== true ? j : undefined;
+  }
+
+  /** Every load an invoice covers (several for a combined invoice). */
+  loadPositionsOfInvoice(j: number): number[] {
+    return this.loadsOfCombined.get(j) ?? [this.loadPositionOfInvoice(j)];
   }
 
   /** Invoice position of a load, if the load has reached billing. */

@@ -10,7 +10,8 @@ export interface StateTables {
   runs: RunsTable;
   seen_records: SeenRecordsTable;
   invoice_index: InvoiceIndexTable;
-  invoice_loads: InvoiceLoadsTable;
+  invoice_links: InvoiceLinksTable;
+  invoice_feed_loads: InvoiceFeedLoadsTable;
   invoice_candidates: InvoiceCandidatesTable;
   quarantine: QuarantineTable;
   outbox: OutboxTable;
@@ -55,17 +56,29 @@ export interface WebhookInboxTable {
 }
 
 export interface InvoiceIndexTable {
+  /** The invoice's record key (see src/sync/strategies/invoice-key.ts). */
   invoice_id: string;
   status: string | null;
   billing_date: string | null;
-  /** 1 once the invoice is FULL_PAID: it is no longer re-polled. */
+  /** 1 once the invoice is FULL_PAID (or voided). */
   is_final: number;
   updated_at: string;
+  /** `primary`, `subCustomer` or `combined` (migration 0006). */
+  kind: Generated<string>;
+  /** 1 once the invoice arrived voided (a tombstone was delivered). */
+  is_deleted: Generated<number>;
 }
 
-export interface InvoiceLoadsTable {
+/** Which invoices cover which loads (several per load: primary, sub-customer, combined, voided). */
+export interface InvoiceLinksTable {
   load_reference_number: string;
   invoice_id: string;
+}
+
+/** Load updatedAt up to which the loads change feed has fetched the load's invoices. */
+export interface InvoiceFeedLoadsTable {
+  load_reference_number: string;
+  updated_at: string;
 }
 
 export interface InvoiceCandidatesTable {

@@ -63,7 +63,7 @@ export interface StreamDefinition<TCursor = unknown, TOptions = Record<string, u
   readonly optionsSchema: z.ZodType<TOptions>;
   readonly cursorSchema: z.ZodType<TCursor>;
   /** How the stream moves forward, for docs and `status`. */
-  readonly cursorKind: 'updatedAt keyset' | 'updatedAt keyset (main), closed windows (brokerage)' | 'updatedAt closed windows' | 'createdAt windows' | 'billing-date windows + re-poll' | 'snapshot' | 'webhook push';
+  readonly cursorKind: 'updatedAt keyset' | 'updatedAt keyset (main), closed windows (brokerage)' | 'updatedAt closed windows' | 'createdAt windows' | 'billing-date windows + change feed' | 'snapshot' | 'webhook push';
   /** Fed only by the webhook receiver (src/webhooks): the scheduler and sync passes skip it. */
   readonly pushOnly?: boolean;
   key(record: RawRecord): string;
@@ -72,7 +72,7 @@ export interface StreamDefinition<TCursor = unknown, TOptions = Record<string, u
   read(env: StreamEnv<TOptions>, cursor: TCursor | undefined, plan: RunPlan, signal: AbortSignal): AsyncIterable<Chunk<TCursor>>;
   /**
    * True when producing a chunk reads state that the previous chunk's commit writes (invoices:
-   * the re-poll reads the invoice index the billing windows fill). Such a stream is not read
+   * the change feed reads the invoice index the billing windows fill). Such a stream is not read
    * ahead; every other stream fetches its next page while the current one is being delivered.
    */
   readonly dependsOnCommits?: boolean;

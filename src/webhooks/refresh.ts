@@ -53,7 +53,7 @@ export async function refreshLoad(
 
 /**
  * `GET /invoices/<load reference>` — the gap-fill path that also returns invoices the list omits
- * (design §2.4). The invoice is recorded for re-polling until FULL_PAID, like a polled one. A 404
+ * (design §2.4). The invoice is recorded in the invoice index like a polled one. A 404
  * (invoice not there yet) leaves the load as an invoice candidate for the invoices stream.
  */
 export async function refreshInvoice(client: ApiClient, ref: string, includePaymentHistory: boolean, signal: AbortSignal): Promise<Refreshed> {

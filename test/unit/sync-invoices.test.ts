@@ -2,7 +2,8 @@ import type { Kysely } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { StateTables } from '../../src/state/tables.js';
 import { SyncSideStore } from '../../src/state/stores/sync-side-store.js';
-import { readInvoices, type InvoiceCursor } from '../../src/sync/strategies/invoices.js';
+import { readInvoices, type InvoiceCursor, type InvoiceOptions } from '../../src/sync/strategies/invoices.js';
+import { invoiceKey, markSubCustomer } from '../../src/sync/strategies/invoice-key.js';
 import type { RunPlan } from '../../src/sync/stream-definition.js';
 import { apiError, FakeApi, type RecordedCall } from '../helpers/fake-api.js';
 import { freshStateDatabase } from '../helpers/state-db.js';
@@ -73,8 +74,19 @@ afterEach(async () => {
   await db.destroy();
 });
 
-function run(api: FakeApi, cursor?: InvoiceCursor, p: Partial<RunPlan> = {}, pageSize = 10) {
-  const e = env(api, { includePaymentHistory: true }, pageSize, db, () => new Date(nowMs));
+const OPTIONS: InvoiceOptions = {
+  includePaymentHistory: true,
+  subCustomerInvoices: false,
+  combinedInvoices: true,
+  deletedInvoices: true,
+  loadsChangeFeed: false,
+  sweepDays: 0,
+  sweepPeriod: 7 * 24 * HOUR,
+  sweepMaxRequestsPerPass: 0,
+};
+
+function run(api: FakeApi, cursor?: InvoiceCursor, p: Partial<RunPlan> = {}, pageSize = 10, options: Partial<InvoiceOptions> = {}) {
+  const e = env(api, { ...OPTIONS, ...options }, pageSize, db, () => new Date(nowMs));
   return collect(readInvoices(e, cursor, plan({ maxWindowMs: 24 * HOUR, minWindowMs: HOUR, ...p }), new AbortController().signal), side);
 }
 
@@ -107,19 +119,8 @@ describe('readInvoices: billing-date windows', () => {
     expect(chunks.flatMap((c) => c.records.map((r) => r._id))).toContain('i1');
     expect(chunks.flatMap((c) => c.records.map((r) => r._id))).toContain('i2');
     expect(chunks[0]!.cursor.mode).toBe('invoices');
-    // i1 is open, i2 is final: only i1 is re-polled later.
+    // i1 is open, i2 is final (the index counts open ones for `status`).
     expect((await side.openInvoices(10)).map((o) => o.invoiceId)).toEqual(['i1']);
-  });
-
-  it('re-polls, in the same run, an open invoice the billing windows just recorded', async () => {
-    // The re-poll reads what the window chunks' afterCommit wrote (the stream depends on commits).
-    const server = new InvoiceServer([inv('i1', 'L1', 'BILLING', T0 + HOUR)]);
-    const api = server.install(new FakeApi('main', SERVER_NOW));
-    const chunks = await run(api);
-    const repoll = lists(api).filter((c) => c.query.status !== undefined);
-    expect(repoll).toHaveLength(1);
-    expect(repoll[0]!.query).toMatchObject({ billingFrom: at(T0 + HOUR), billingTo: at(T0 + HOUR), status: OPEN });
-    expect(chunks.some((c) => c.batchId.startsWith('repoll_'))).toBe(true);
   });
 
   it('does not send includePaymentHistory to brokerage', async () => {
@@ -129,63 +130,14 @@ describe('readInvoices: billing-date windows', () => {
     expect(lists(api)[0]!.query).not.toHaveProperty('includePaymentHistory');
   });
 
-  it('in backfill mode reads billing windows only: no re-poll, no gap-fill', async () => {
-    await side.recordInvoices([{ invoiceId: 'old', status: 'BILLING', billingDate: at(T0), loadReferenceNumbers: ['L0'] }]);
+  it('in backfill mode reads billing windows only: no feed, no gap-fill', async () => {
+    await side.recordInvoices([{ invoiceId: 'old', status: 'BILLING', billingDate: at(T0), kind: 'primary', deleted: false, loadReferenceNumbers: ['L0'] }]);
     await side.addInvoiceCandidates(['L9'], 'test');
     const server = new InvoiceServer([inv('i1', 'L1', 'BILLING', T0 + HOUR)]);
     const api = server.install(new FakeApi('main', SERVER_NOW));
-    await run(api, undefined, { mode: 'backfill', from: at(T0), to: at(T0 + 24 * HOUR) });
-    expect(lists(api).every((c) => c.query.status === undefined)).toBe(true);
+    await run(api, undefined, { mode: 'backfill', from: at(T0), to: at(T0 + 24 * HOUR) }, 10, { loadsChangeFeed: true });
+    expect(api.callsTo('GET /loads')).toEqual([]);
     expect(singles(api)).toEqual([]);
-  });
-});
-
-describe('readInvoices: re-poll of invoices not yet final', () => {
-  it('lists the open billing range with the open statuses, and fetches open invoices the list no longer shows', async () => {
-    await side.recordInvoices([
-      { invoiceId: 'i1', status: 'BILLING', billingDate: at(T0 + HOUR), loadReferenceNumbers: ['L1'] },
-      { invoiceId: 'i2', status: 'PARTIAL_PAID', billingDate: at(T0 + 2 * HOUR), loadReferenceNumbers: ['L2'] },
-      { invoiceId: 'i3', status: 'BILLING', billingDate: at(T0 + 3 * HOUR), loadReferenceNumbers: ['L3'] },
-      { invoiceId: 'i4', status: 'FULL_PAID', billingDate: at(T0 + 4 * HOUR), loadReferenceNumbers: ['L4'] },
-    ]);
-    const server = new InvoiceServer([
-      inv('i1', 'L1', 'PARTIAL_PAID', T0 + HOUR), // still open: shown by the list
-      inv('i2', 'L2', 'FULL_PAID', T0 + 2 * HOUR), // paid since: the open-status list drops it
-      inv('i3', 'L3', 'BILLING', T0 + 3 * HOUR), // open, but omitted by the list (several charge sets)
-      inv('i4', 'L4', 'FULL_PAID', T0 + 4 * HOUR), // final: never re-polled
-    ]);
-    server.hiddenFromList.add('i3');
-    const api = server.install(new FakeApi('main', SERVER_NOW));
-    await run(api, caughtUp);
-
-    const repoll = lists(api);
-    expect(repoll).toHaveLength(1);
-    expect(repoll[0]!.query).toMatchObject({ billingFrom: at(T0 + HOUR), billingTo: at(T0 + 3 * HOUR), status: OPEN, includePaymentHistory: true });
-    // i1 came back in the list; i2 and i3 did not and are fetched one by one; i4 is final.
-    expect(singles(api)).toEqual(['L2', 'L3']);
-    // i2's payment is captured (final now); i1 and i3 stay open for the next run.
-    expect((await side.openInvoices(10)).map((o) => [o.invoiceId, o.status])).toEqual([
-      ['i1', 'PARTIAL_PAID'],
-      ['i3', 'BILLING'],
-    ]);
-  });
-
-  it('keeps an open invoice open when its single GET answers 404', async () => {
-    await side.recordInvoices([{ invoiceId: 'i1', status: 'BILLING', billingDate: at(T0), loadReferenceNumbers: ['L1'] }]);
-    const server = new InvoiceServer([]);
-    const api = server.install(new FakeApi('main', SERVER_NOW));
-    const chunks = await run(api, caughtUp);
-    expect(singles(api)).toEqual(['L1']);
-    expect(chunks.flatMap((c) => c.records)).toEqual([]);
-    expect(await side.countOpenInvoices()).toBe(1);
-  });
-
-  it('fails the run on other errors of the single GET (not mistaken for a missing invoice)', async () => {
-    await side.recordInvoices([{ invoiceId: 'i1', status: 'BILLING', billingDate: at(T0), loadReferenceNumbers: ['L1'] }]);
-    const server = new InvoiceServer([]);
-    server.failSingle.set('L1', 500);
-    const api = server.install(new FakeApi('main', SERVER_NOW));
-    await expect(run(api, caughtUp)).rejects.toMatchObject({ status: 500 });
   });
 });
 
@@ -238,10 +190,83 @@ describe('readInvoices: gap-fill of loads that should have an invoice', () => {
   });
 
   it('does not look up candidates whose invoice is already known', async () => {
-    await side.recordInvoices([{ invoiceId: 'i1', status: 'FULL_PAID', billingDate: at(T0), loadReferenceNumbers: ['L1'] }]);
+    await side.recordInvoices([{ invoiceId: 'i1', status: 'FULL_PAID', billingDate: at(T0), kind: 'primary', deleted: false, loadReferenceNumbers: ['L1'] }]);
     expect(await side.addInvoiceCandidates(['L1'], 'test')).toBe(0);
     const api = new InvoiceServer([]).install(new FakeApi('main', SERVER_NOW));
     await run(api, caughtUp);
     expect(singles(api)).toEqual([]);
+  });
+});
+
+describe('readInvoices: the loads change feed', () => {
+  /** A checkpoint whose windows and feed are done up to the server clock minus an hour. */
+  const fed = (feedFrom: number): InvoiceCursor => ({ ...caughtUp, feed: { mode: 'keyset', highWater: at(feedFrom), window: null }, feedCatchUpUntil: null });
+
+  function withLoads(api: FakeApi, loads: Array<{ reference_number: string; status: string; updatedAt: string }>): FakeApi {
+    return api.on('GET /loads', (call) => {
+      const q = call.query as { skip?: number; limit?: number };
+      const skip = q.skip ?? 0;
+      return { data: loads.slice(skip, skip + (q.limit ?? 50)).map((l) => ({ _id: `id-${l.reference_number}`, ...l })) };
+    });
+  }
+
+  it('fetches the invoices of changed loads with one invoiceNumbers request, and the single GET only for one the list omits', async () => {
+    await side.recordInvoices([
+      { invoiceId: 'i1', kind: 'primary', status: 'BILLING', billingDate: at(T0), deleted: false, loadReferenceNumbers: ['L1'] },
+      { invoiceId: 'i3', kind: 'primary', status: 'BILLING', billingDate: at(T0), deleted: false, loadReferenceNumbers: ['L3'] },
+    ]);
+    const server = new InvoiceServer([inv('i1', 'L1', 'FULL_PAID', T0), inv('i2', 'L2', 'BILLING', T0), inv('i3', 'L3', 'PARTIAL_PAID', T0)]);
+    server.hiddenFromList.add('i3');
+    const api = withLoads(server.install(new FakeApi('main', SERVER_NOW)), [
+      { reference_number: 'L1', status: 'FULL_PAID', updatedAt: at(SERVER_NOW - 30 * 60_000) },
+      { reference_number: 'L2', status: 'BILLING', updatedAt: at(SERVER_NOW - 20 * 60_000) },
+      { reference_number: 'L3', status: 'PARTIAL_PAID', updatedAt: at(SERVER_NOW - 10 * 60_000) },
+      // Completed, no invoice known: nothing to look up.
+      { reference_number: 'L4', status: 'COMPLETED', updatedAt: at(SERVER_NOW - 5 * 60_000) },
+    ]);
+    const chunks = await run(api, fed(SERVER_NOW - HOUR), {}, 10, { loadsChangeFeed: true });
+    const feedLists = lists(api).filter((c) => c.query.invoiceNumbers !== undefined);
+    expect(feedLists.map((c) => c.query.invoiceNumbers)).toEqual([['L1', 'L2', 'L3']]);
+    expect(feedLists[0]!.query).toMatchObject({ isShowCombinedInvoices: true, isIncludeDeleted: true });
+    expect(singles(api)).toEqual(['L3']);
+    expect(chunks.flatMap((c) => c.records.map((r) => `${r._id}:${r.status}`)).sort()).toEqual(['i1:FULL_PAID', 'i2:BILLING', 'i3:PARTIAL_PAID']);
+
+    // The same loads read again (lookback overlap) cost no second look-up.
+    await run(api, fed(SERVER_NOW - HOUR), {}, 10, { loadsChangeFeed: true });
+    expect(lists(api).filter((c) => c.query.invoiceNumbers !== undefined)).toHaveLength(1);
+    expect(singles(api)).toEqual(['L3']);
+  });
+
+  it('tombstones a known invoice whose load no longer has it (voided and not listed)', async () => {
+    await side.recordInvoices([{ invoiceId: 'i5', kind: 'primary', status: 'BILLING', billingDate: at(T0), deleted: false, loadReferenceNumbers: ['L5'] }]);
+    const api = withLoads(new InvoiceServer([]).install(new FakeApi('main', SERVER_NOW)), [{ reference_number: 'L5', status: 'COMPLETED', updatedAt: at(SERVER_NOW - 10 * 60_000) }]);
+    const chunks = await run(api, fed(SERVER_NOW - HOUR), {}, 10, { loadsChangeFeed: true });
+    expect(singles(api)).toEqual(['L5']);
+    expect(chunks.flatMap((c) => c.records)).toEqual([{ __freightSyncRemoved: true, key: 'i5' }]);
+    expect((await side.invoicesOfLoads(['L5'])).get('L5')).toEqual([{ invoiceId: 'i5', kind: 'primary', deleted: true }]);
+  });
+});
+
+describe('readInvoices: the sweep', () => {
+  it('re-reads recently billed invoices within its request budget per pass, then rests until the period is over', async () => {
+    const server = new InvoiceServer(Array.from({ length: 25 }, (_, i) => inv(`s${i}`, `S${i}`, 'FULL_PAID', SERVER_NOW - HOUR - i * 60_000)));
+    const api = server.install(new FakeApi('main', SERVER_NOW));
+    const sweepCalls = () => lists(api).filter((c) => c.query.billingTo !== undefined && c.query.invoiceNumbers === undefined && Date.parse(String(c.query.billingFrom)) === SERVER_NOW - 2 * 24 * HOUR);
+    const options = { sweepDays: 2, sweepMaxRequestsPerPass: 2 };
+    let chunks = await run(api, caughtUp, {}, 10, options);
+    expect(sweepCalls()).toHaveLength(2);
+    chunks = await run(api, chunks[chunks.length - 1]!.cursor, {}, 10, options);
+    expect(sweepCalls()).toHaveLength(3); // the third page is short: the cycle is done
+    await run(api, chunks[chunks.length - 1]!.cursor, {}, 10, options);
+    expect(sweepCalls()).toHaveLength(3);
+  });
+});
+
+describe('invoice keys', () => {
+  const primary = { _id: 'X1', invoice: [{ load_reference_number: 'L1', reference_number: 'L1', chargeSetNumber: 'L1' }] };
+  it('keeps the primary key, and never lets a sub-customer or combined invoice with the same _id collide with it', () => {
+    const sub = markSubCustomer({ _id: 'X1', invoice: [{ load_reference_number: 'L1', reference_number: 'L1_SUB1', chargeSetNumber: 'CS-9' }] });
+    const combined = { _id: 'X1', invoice: [...primary.invoice, { load_reference_number: 'L2', reference_number: 'L2' }] };
+    expect([invoiceKey(primary), invoiceKey(sub), invoiceKey(combined)]).toEqual(['X1', 'sub:X1:CS-9', 'combined:X1']);
   });
 });

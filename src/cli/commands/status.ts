@@ -54,7 +54,7 @@ export function register(program: Command): void {
         process.stdout.write(renderTable(['stream', 'enabled', 'checkpoint', 'state', `lag (${report.clock})`, 'last run', 'records', 'rejected', 'last error'], rows));
         const quarantined = report.streams.reduce((n, s) => n + s.rejected, 0) + report.rejectedWebhookEvents;
         if (quarantined > 0) process.stdout.write(`\n${quarantined} quarantined entr${quarantined === 1 ? 'y' : 'ies'} (webhook events: ${report.rejectedWebhookEvents}): freight-sync rejected list\n`);
-        process.stdout.write(`\ninvoices not yet FULL_PAID (re-polled each run): ${report.invoices.open}; loads awaiting invoice gap-fill: ${report.invoices.gapFillCandidates}\n`);
+        process.stdout.write(`\ninvoices not yet FULL_PAID (followed through their loads' changes): ${report.invoices.open}; loads awaiting invoice gap-fill: ${report.invoices.gapFillCandidates}\n`);
         process.stdout.write(renderOutboundStatus(report.outbound));
       });
     });

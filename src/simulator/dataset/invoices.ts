@@ -115,20 +115,49 @@ export function generateBaseInvoice(ctx: DatasetContext, j: number, baseLoad: (p
 
 /** What the invoice list filters need from an overlay invoice. */
 export interface InvoiceSummary {
+  id: string;
   total: number;
   status: string;
   type_of_load: string;
   loadReference: string;
   entryReferences: string[];
+  /** Load reference numbers of the entries (several for a combined invoice). */
+  loadReferences: string[];
+  deleted: boolean;
 }
 
 export function summarizeInvoice(invoice: Invoice): InvoiceSummary {
   const details = (invoice['loadDetails'] ?? {}) as Record<string, unknown>;
+  const entries = (invoice['invoice'] as Array<Record<string, unknown>>) ?? [];
   return {
+    id: String(invoice['_id']),
     total: Number(invoice['total']),
     status: String(invoice['status']),
     type_of_load: String(details['type_of_load'] ?? ''),
     loadReference: String(details['reference_number'] ?? ''),
-    entryReferences: ((invoice['invoice'] as Array<Record<string, unknown>>) ?? []).map((e) => String(e['reference_number'])),
+    entryReferences: entries.map((e) => String(e['reference_number'])),
+    loadReferences: [...new Set(entries.map((e) => String(e['load_reference_number'])))],
+    deleted: invoice['isDeleted'] === true,
   };
+}
+
+/** A combined invoice holds the charge sets of several loads (of one customer). */
+export function isCombinedSummary(summary: InvoiceSummary): boolean {
+  return summary.loadReferences.length > 1;
+}
+
+/**
+ * Spreads a paid amount over the entries in order (each entry is paid up to its total) and sets
+ * the invoice-level amounts from the entries: one rule for payments, rebills and combinations.
+ */
+export function withAmounts(invoice: Invoice, status: string, paid: number, extra: Record<string, unknown> = {}): Invoice {
+  let left = paid;
+  const entries = ((invoice['invoice'] as Array<Record<string, unknown>>) ?? []).map((entry) => {
+    const total = Number(entry['totalAmount']);
+    const share = Math.min(total, Math.max(0, left));
+    left -= share;
+    return { ...entry, status, paidAmount: share, remainAmount: total - share };
+  });
+  const totalAmount = entries.reduce((sum, e) => sum + Number((e as Record<string, unknown>)['totalAmount']), 0);
+  return { ...invoice, ...extra, invoice: entries, total: entries.length, status, paidAmount: paid, totalAmount, remainAmount: totalAmount - paid };
 }

@@ -1,7 +1,7 @@
 import type { CollectionQuery, Rec } from '../collection.js';
 import { INVOICE_STATUSES } from '../dataset/constants.js';
-import type { InvoiceSummary } from '../dataset/invoices.js';
-import { baseInvoiceEntryCount, baseInvoiceStatus, baseLoadAttrs, loadOfInvoicePosition, positionOfReference } from '../dataset/loads.js';
+import { isCombinedSummary, type InvoiceSummary } from '../dataset/invoices.js';
+import { baseInvoiceEntryCount, baseInvoiceStatus, baseLoadAttrs, invoicePositionOfLoad, loadOfInvoicePosition, positionOfReference } from '../dataset/loads.js';
 import { HttpError, badRequest } from '../http-error.js';
 import { pageParams, rangeParams } from '../paging.js';
 import { parseSortObject } from '../query-params.js';
@@ -35,16 +35,29 @@ function listInvoices(ctx: RequestContext): RouteResult {
   const types = query.array('type_of_load');
   const omitMulti = sim.options.invoiceListOmitsMultiChargeSet;
   const data = sim.store.ctx;
+  // Kinds (spec §4.2): sub-customer invoices only with isSubCustomer (and then only those),
+  // combined ones only with isShowCombinedInvoices, voided ones only with isIncludeDeleted (or
+  // isDeleted: voided only). Base invoices are all primary and live.
+  const subOnly = query.boolean('isSubCustomer') === true;
+  const withCombined = query.boolean('isShowCombinedInvoices') === true;
+  const deletedOnly = query.boolean('isDeleted') === true;
+  const withDeleted = deletedOnly || query.boolean('isIncludeDeleted') === true;
+  const subIds = sim.store.subCustomerInvoiceIds;
 
   const overlayPredicate = (invoice: InvoiceSummary): boolean => {
-    if (omitMulti && invoice.total > 1) return false;
+    const combined = isCombinedSummary(invoice);
+    if (subIds.has(invoice.id) !== subOnly) return false;
+    if (combined && !withCombined) return false;
+    if (invoice.deleted ? !withDeleted : deletedOnly) return false;
+    // The field omission concerns one load's several charge sets, not combined invoices.
+    if (omitMulti && invoice.total > 1 && !combined) return false;
     if (statuses?.length && !statuses.includes(invoice.status)) return false;
     if (types?.length && !types.includes(invoice.type_of_load)) return false;
-    if (numbers?.length && !numbers.some((n) => invoice.entryReferences.includes(n) || n === invoice.loadReference)) return false;
+    if (numbers?.length && !numbers.some((n) => invoice.entryReferences.includes(n) || invoice.loadReferences.includes(n) || n === invoice.loadReference)) return false;
     return true;
   };
   const hasBaseFilter = omitMulti || Boolean(statuses?.length || types?.length);
-  const q: CollectionQuery<InvoiceSummary> = { sortField: 'billingDate', desc: sort.desc, ranges, skip, limit, overlayPredicate };
+  const q: CollectionQuery<InvoiceSummary> = { sortField: 'billingDate', desc: sort.desc, ranges, skip, limit, overlayPredicate, baseNone: subOnly || deletedOnly };
   if (hasBaseFilter) {
     q.basePredicate = (j) => {
       const p = loadOfInvoicePosition(j);
@@ -59,7 +72,7 @@ function listInvoices(ctx: RequestContext): RouteResult {
     q.baseCandidates = numbers
       .map((n) => positionOfReference(data, n.replace(/_\d+$/, '')))
       .filter((p): p is number => p !== undefined && p < sim.store.loads.baseCount)
-      .map((p) => sim.store.invoicePositionOfLoad(p))
+      .map((p) => invoicePositionOfLoad(p))
       .filter((j): j is number => j !== undefined && j < sim.store.invoices.baseCount);
   }
   const result = sim.store.invoices.query(q);
@@ -70,7 +83,8 @@ function getInvoice(ctx: RequestContext): RouteResult {
   const ref = ctx.params['ref'] as string;
   const p = ctx.sim.store.loadPositionByRef(ref);
   if (p === undefined) throw new HttpError(404, `load ${ref} not found`);
-  const j = ctx.sim.store.invoicePositionOfLoad(p);
+  // The load's primary (or combined) invoice; a voided one is gone (sub-customer ones are list-only).
+  const j = ctx.sim.store.liveInvoicePositionOfLoad(p);
   const invoice = j === undefined ? undefined : ctx.sim.store.invoices.get(j);
   if (!invoice) throw new HttpError(404, `load ${ref} has no invoice`);
   return { data: present(ctx, invoice), count: 1 };

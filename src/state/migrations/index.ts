@@ -4,6 +4,7 @@ import { syncSideTables } from './0002-sync-side-tables.js';
 import { outbox } from './0003-outbox.js';
 import { webhookInbox } from './0004-webhook-inbox.js';
 import { quarantine } from './0005-quarantine.js';
+import { invoiceLinks } from './0006-invoice-links.js';
 import { tokenRefreshLock } from './0007-token-refresh-lock.js';
 
 /**
@@ -17,6 +18,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0003-outbox': outbox,
   '0004-webhook-inbox': webhookInbox,
   '0005-quarantine': quarantine,
+  '0006-invoice-links': invoiceLinks,
   '0007-token-refresh-lock': tokenRefreshLock,
 };
 

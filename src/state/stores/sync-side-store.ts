@@ -8,11 +8,24 @@ export interface OpenInvoice {
   loadReferenceNumbers: string[];
 }
 
+/** Kinds of invoice (spec §4.2): a load's own, one billed to a sub-customer, one combining several loads. */
+export type InvoiceKind = 'primary' | 'subCustomer' | 'combined';
+
 export interface InvoiceFacts {
+  /** The invoice's record key (unique across kinds). */
   invoiceId: string;
+  kind: InvoiceKind;
   status: string | null;
   billingDate: string | null;
+  deleted: boolean;
   loadReferenceNumbers: string[];
+}
+
+/** An invoice known to cover a load. */
+export interface LinkedInvoice {
+  invoiceId: string;
+  kind: InvoiceKind;
+  deleted: boolean;
 }
 
 export interface InvoiceCandidate {
@@ -23,6 +36,8 @@ export interface InvoiceCandidate {
 
 /** Invoice status after which an invoice no longer changes by payment (spec §3.2). */
 export const FINAL_INVOICE_STATUSES: ReadonlySet<string> = new Set(['FULL_PAID']);
+
+const IN_CHUNK = 500;
 
 /**
  * Engine state beyond cursors (see migration 0002). Every method takes the executor it runs on,
@@ -45,8 +60,10 @@ export class SyncSideStore {
       const values = {
         status: invoice.status,
         billing_date: invoice.billingDate,
-        is_final: invoice.status && FINAL_INVOICE_STATUSES.has(invoice.status) ? 1 : 0,
+        is_final: invoice.deleted || (invoice.status && FINAL_INVOICE_STATUSES.has(invoice.status)) ? 1 : 0,
         updated_at: at,
+        kind: invoice.kind,
+        is_deleted: invoice.deleted ? 1 : 0,
       };
       await this.db
         .insertInto('invoice_index')
@@ -55,12 +72,13 @@ export class SyncSideStore {
         .execute();
       for (const ref of invoice.loadReferenceNumbers) {
         await this.db
-          .insertInto('invoice_loads')
+          .insertInto('invoice_links')
           .values({ load_reference_number: ref, invoice_id: invoice.invoiceId })
-          .onConflict((oc) => oc.column('load_reference_number').doUpdateSet({ invoice_id: invoice.invoiceId }))
+          .onConflict((oc) => oc.columns(['load_reference_number', 'invoice_id']).doNothing())
           .execute();
       }
-      if (invoice.loadReferenceNumbers.length > 0) {
+      // A live primary or combined invoice is what a candidate waited for.
+      if (invoice.loadReferenceNumbers.length > 0 && !invoice.deleted && invoice.kind !== 'subCustomer') {
         await this.db.deleteFrom('invoice_candidates').where('load_reference_number', 'in', invoice.loadReferenceNumbers).execute();
       }
     }
@@ -87,7 +105,7 @@ export class SyncSideStore {
       .execute();
     if (rows.length === 0) return [];
     const links = await this.db
-      .selectFrom('invoice_loads')
+      .selectFrom('invoice_links')
       .select(['load_reference_number', 'invoice_id'])
       .where(
         'invoice_id',
@@ -108,6 +126,53 @@ export class SyncSideStore {
     return Number(row?.n ?? 0);
   }
 
+  /** Every invoice known to cover each of the loads (loads without one are absent). */
+  async invoicesOfLoads(loadReferenceNumbers: readonly string[]): Promise<Map<string, LinkedInvoice[]>> {
+    const out = new Map<string, LinkedInvoice[]>();
+    const unique = [...new Set(loadReferenceNumbers)];
+    for (let i = 0; i < unique.length; i += IN_CHUNK) {
+      const rows = await this.db
+        .selectFrom('invoice_links')
+        .innerJoin('invoice_index', 'invoice_index.invoice_id', 'invoice_links.invoice_id')
+        .select(['invoice_links.load_reference_number as ref', 'invoice_index.invoice_id as id', 'invoice_index.kind as kind', 'invoice_index.is_deleted as deleted'])
+        .where('invoice_links.load_reference_number', 'in', unique.slice(i, i + IN_CHUNK))
+        .execute();
+      for (const row of rows) {
+        const list = out.get(row.ref) ?? [];
+        list.push({ invoiceId: row.id, kind: row.kind as InvoiceKind, deleted: Number(row.deleted) === 1 });
+        out.set(row.ref, list);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The loads whose invoices the change feed has not fetched at this updatedAt yet: a load read
+   * again through the feed's overlap (or a brokerage day window) costs no second fetch.
+   */
+  async feedLoadsToFetch(loads: ReadonlyArray<{ ref: string; updatedAt: string }>): Promise<Array<{ ref: string; updatedAt: string }>> {
+    const done = new Map<string, string>();
+    const refs = [...new Set(loads.map((l) => l.ref))];
+    for (let i = 0; i < refs.length; i += IN_CHUNK) {
+      const rows = await this.db.selectFrom('invoice_feed_loads').selectAll().where('load_reference_number', 'in', refs.slice(i, i + IN_CHUNK)).execute();
+      for (const row of rows) done.set(row.load_reference_number, row.updated_at);
+    }
+    return loads.filter((l) => {
+      const seen = done.get(l.ref);
+      return seen === undefined || Date.parse(l.updatedAt) > Date.parse(seen);
+    });
+  }
+
+  async rememberFeedLoads(loads: ReadonlyArray<{ ref: string; updatedAt: string }>): Promise<void> {
+    for (const load of loads) {
+      await this.db
+        .insertInto('invoice_feed_loads')
+        .values({ load_reference_number: load.ref, updated_at: load.updatedAt })
+        .onConflict((oc) => oc.column('load_reference_number').doUpdateSet({ updated_at: load.updatedAt }))
+        .execute();
+    }
+  }
+
   /**
    * Loads that should have an invoice (their status says so, or an `invoice#*` event named them).
    * Loads whose invoice is already known are skipped.
@@ -116,11 +181,15 @@ export class SyncSideStore {
     if (loadReferenceNumbers.length === 0) return 0;
     const unique = [...new Set(loadReferenceNumbers)];
     const known = new Set<string>();
-    for (let i = 0; i < unique.length; i += 500) {
+    for (let i = 0; i < unique.length; i += IN_CHUNK) {
       const rows = await this.db
-        .selectFrom('invoice_loads')
-        .select('load_reference_number')
-        .where('load_reference_number', 'in', unique.slice(i, i + 500))
+        .selectFrom('invoice_links')
+        .innerJoin('invoice_index', 'invoice_index.invoice_id', 'invoice_links.invoice_id')
+        .select('invoice_links.load_reference_number as load_reference_number')
+        .where('invoice_links.load_reference_number', 'in', unique.slice(i, i + IN_CHUNK))
+        // Only a live primary or combined invoice answers "this load has its invoice".
+        .where('invoice_index.is_deleted', '=', 0)
+        .where('invoice_index.kind', '!=', 'subCustomer')
         .execute();
       for (const row of rows) known.add(row.load_reference_number);
     }

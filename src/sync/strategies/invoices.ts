@@ -1,54 +1,38 @@
-import { z } from 'zod';
-import { getInvoice, listInvoices } from '../../api/endpoints/invoices.js';
+import { getInvoice } from '../../api/endpoints/invoices.js';
 import { ApiError } from '../../api/errors.js';
-import { offsetPages } from '../../api/paging.js';
-import type { Invoice } from '../../api/schemas/resources.js';
 import { backoffCeiling } from '../../util/backoff.js';
-import type { SyncSideStore, InvoiceFacts } from '../../state/stores/sync-side-store.js';
-import type { Chunk, RawRecord, RunPlan, StreamEnv } from '../stream-definition.js';
-import { readClosedWindows, windowCursorSchema } from './closed-window.js';
+import type { Chunk, RunPlan, StreamEnv } from '../stream-definition.js';
+import { ensureServerClock } from '../window-plan.js';
+import { readClosedWindows, type WindowCursor } from './closed-window.js';
+import type { InvoiceCursor } from './invoice-cursor.js';
+import { readChangeFeed } from './invoice-feed.js';
+import { bookkeeping, listPage, listings, type InvoiceListing, type InvoiceOptions } from './invoice-lists.js';
+import { invoiceKey } from './invoice-key.js';
+import { sweepInvoices } from './invoice-sweep.js';
+import type { LoadPagesCursor } from './load-pages.js';
+
+export { invoiceCursorSchema, type InvoiceCursor } from './invoice-cursor.js';
+export { invoiceFacts } from './invoice-key.js';
+export type { InvoiceOptions } from './invoice-lists.js';
 
 /**
- * Invoices have no updatedAt filter (spec §4.2) and payments change them long after their billing
- * date (design §2.4). Three passes each run:
- * 1. new invoices by billing-date windows (always bounded: unbounded queries omit data);
- * 2. re-poll of every invoice not yet FULL_PAID: the open billing range is listed with the open
- *    statuses; an open invoice missing from that list (it became final, or the list omits it,
- *    as it has been seen to for invoices spanning several charge sets) is fetched on its own;
+ * Invoices have no updatedAt filter (spec §4.2) and change long after their billing date:
+ * payments, charges added to a paid invoice (rebills), combination, voiding (design §2.4). A pass:
+ * 1. new invoices by billing-date windows (always bounded: unbounded queries omit data), in both
+ *    listings — loads' own and combined invoices, and sub-customer invoices — voided included;
+ * 2. the loads change feed: invoices of the loads changed since the last pass (invoice-feed.ts);
  * 3. gap-fill: loads that should have an invoice (status BILLING or later, `invoice#*` events)
- *    and whose invoice was never seen are looked up with `GET /invoices/<reference_number>`.
+ *    and whose invoice was never seen are looked up with `GET /invoices/<reference_number>`;
+ * 4. a budgeted sweep of recently billed invoices (invoice-sweep.ts).
+ * No step re-reads invoices because they exist: the cost of a pass follows what changed.
  */
-export const invoiceCursorSchema = z.strictObject({
-  mode: z.literal('invoices'),
-  billing: windowCursorSchema,
-});
-export type InvoiceCursor = z.infer<typeof invoiceCursorSchema>;
-
-export interface InvoiceOptions {
-  includePaymentHistory: boolean;
-}
-
-const OPEN_STATUSES = ['BILLING', 'REBILLING', 'PARTIAL_PAID', 'APPROVED'];
-const OPEN_BATCH = 500;
 const CANDIDATES_PER_RUN = 500;
 const CANDIDATE_MAX_ATTEMPTS = 12;
 /** A missed gap-fill lookup is tried again after 5 min, 10 min, … at most a day later. */
 const GAP_FILL_BASE_MS = 5 * 60_000;
 const GAP_FILL_MAX_MS = 24 * 3_600_000;
 
-export function invoiceFacts(invoice: RawRecord): InvoiceFacts {
-  const entries = Array.isArray(invoice.invoice) ? (invoice.invoice as Array<Record<string, unknown>>) : [];
-  const refs = entries.map((e) => e?.load_reference_number).filter((r): r is string => typeof r === 'string' && r !== '');
-  const status = typeof invoice.status === 'string' ? invoice.status : typeof entries[0]?.status === 'string' ? (entries[0].status as string) : null;
-  const billingDate = typeof invoice.billingDate === 'string' ? invoice.billingDate : typeof entries[0]?.billingDate === 'string' ? (entries[0].billingDate as string) : null;
-  return { invoiceId: String(invoice._id), status, billingDate, loadReferenceNumbers: [...new Set(refs)] };
-}
-
-function bookkeeping(records: RawRecord[]): Array<(side: SyncSideStore) => Promise<void>> {
-  if (records.length === 0) return [];
-  const facts = records.map(invoiceFacts);
-  return [(side) => side.recordInvoices(facts)];
-}
+const NO_WINDOW: WindowCursor = { mode: 'window', highWater: null, spanMs: null, window: null };
 
 export async function* readInvoices(
   env: StreamEnv<InvoiceOptions>,
@@ -56,50 +40,59 @@ export async function* readInvoices(
   plan: RunPlan,
   signal: AbortSignal,
 ): AsyncGenerator<Chunk<InvoiceCursor>> {
-  const includePaymentHistory = env.options.includePaymentHistory;
-  let billing = cursor?.billing;
-
-  // 1. New invoices by billing date.
-  const windows = readClosedWindows(
-    'invoices',
-    {
-      paged: true,
-      key: (r) => String(r._id),
-      fetch: ({ from, to, skip, limit, signal: s }) =>
-        listInvoices(env.client, { billingFrom: from, billingTo: to, skip, limit: limit ?? env.pageSize, sortBy: { billingDate: 1 }, includePaymentHistory }, s) as never,
-    },
-    env,
-    billing,
-    plan,
-    signal,
-  );
-  for await (const chunk of windows) {
-    billing = chunk.cursor;
-    yield { ...chunk, cursor: { mode: 'invoices', billing }, afterCommit: bookkeeping(chunk.records) };
-  }
-  if (plan.mode === 'backfill') return;
-  const settled: InvoiceCursor = { mode: 'invoices', billing: billing ?? { mode: 'window', highWater: null, spanMs: null, window: null } };
-
-  // 2. Re-poll invoices that are not final yet, all of them, in batches (oldest first).
-  let after: { billingDate: string; invoiceId: string } | undefined;
-  for (;;) {
-    const open = await env.side.openInvoices(OPEN_BATCH, after);
-    if (open.length === 0) break;
-    yield* repollOpen(env, open, settled, includePaymentHistory, signal);
-    const last = open[open.length - 1]!;
-    if (open.length < OPEN_BATCH || last.billingDate === null) break;
-    after = { billingDate: last.billingDate, invoiceId: last.invoiceId };
+  let state: InvoiceCursor = cursor ?? { mode: 'invoices', billing: NO_WINDOW };
+  const incremental = plan.mode !== 'backfill';
+  let feedStarted = false;
+  if (incremental && env.options.loadsChangeFeed && state.feed === undefined) {
+    // The feed reads every load from `initialFrom` once, to find loads whose invoice the list
+    // omits; the billing windows read the others' invoices in this run, so up to now (or, for a
+    // checkpoint from before the feed, up to its last completed range) only unknown ones are fetched.
+    await ensureServerClock(env.client, signal);
+    const catchUpUntil = state.billing.highWater ?? new Date(env.client.clock.now().getTime()).toISOString();
+    state = { ...state, feed: feedStart(env), feedCatchUpUntil: catchUpUntil };
+    feedStarted = true;
   }
 
-  // 3. Gap-fill loads that should have an invoice.
+  for (const listing of listings(env.options)) {
+    const field = listing === 'main' ? 'billing' : 'subBilling';
+    const windows = readClosedWindows('invoices', windowSource(env, listing), env, state[field], plan, signal);
+    for await (const chunk of windows) {
+      state = { ...state, [field]: chunk.cursor };
+      yield { ...chunk, batchId: `${listing}_${chunk.batchId}`, cursor: state, afterCommit: bookkeeping(chunk.records) };
+      feedStarted = false;
+    }
+  }
+  if (!incremental) return;
+  // Commit where the feed starts even when nothing else moved, or the next run would start it later.
+  if (feedStarted) yield { records: [], cursor: state, batchId: 'feed_start', pages: 0, rejected: [] };
+
+  if (env.options.loadsChangeFeed) state = yield* readChangeFeed(env, state, plan, signal);
+  yield* gapFill(env, state, signal);
+  yield* sweepInvoices(env, state, signal);
+}
+
+function feedStart(env: StreamEnv<InvoiceOptions>): LoadPagesCursor {
+  return env.variant === 'main' ? { mode: 'keyset', highWater: null, window: null } : { mode: 'window', highWater: null, spanMs: null, window: null };
+}
+
+function windowSource(env: StreamEnv<InvoiceOptions>, listing: InvoiceListing) {
+  return {
+    paged: true,
+    key: invoiceKey,
+    fetch: ({ from, to, skip, limit, signal }: { from: string; to: string; skip: number; limit: number | null; signal: AbortSignal }) =>
+      listPage(env.client, env.options, listing, { billingFrom: from, billingTo: to, skip, limit: limit ?? env.pageSize, sortBy: { billingDate: 1 } }, signal),
+  };
+}
+
+/** Loads that should have an invoice the API has not shown yet: one GET each, with a growing delay after a miss. */
+async function* gapFill(env: StreamEnv<InvoiceOptions>, cursor: InvoiceCursor, signal: AbortSignal): AsyncGenerator<Chunk<InvoiceCursor>> {
   const candidates = await env.side.dueInvoiceCandidates(CANDIDATES_PER_RUN);
   for (const candidate of candidates) {
     try {
-      const invoice = await getInvoice(env.client, candidate.loadReferenceNumber, { includePaymentHistory }, signal);
-      const record = invoice as RawRecord;
+      const record = await getInvoice(env.client, candidate.loadReferenceNumber, { includePaymentHistory: env.options.includePaymentHistory }, signal);
       yield {
         records: [record],
-        cursor: settled,
+        cursor,
         batchId: `gapfill_${candidate.loadReferenceNumber}`,
         pages: 1,
         rejected: [],
@@ -112,7 +105,7 @@ export async function* readInvoices(
       const delay = backoffCeiling({ attempt: candidate.attempts, baseMs: GAP_FILL_BASE_MS, maxMs: GAP_FILL_MAX_MS });
       yield {
         records: [],
-        cursor: settled,
+        cursor,
         batchId: `gapfill_${candidate.loadReferenceNumber}_miss`,
         pages: 1,
         rejected: [],
@@ -123,50 +116,5 @@ export async function* readInvoices(
         ],
       };
     }
-  }
-}
-
-async function* repollOpen(
-  env: StreamEnv<InvoiceOptions>,
-  open: Awaited<ReturnType<SyncSideStore['openInvoices']>>,
-  cursor: InvoiceCursor,
-  includePaymentHistory: boolean,
-  signal: AbortSignal,
-): AsyncGenerator<Chunk<InvoiceCursor>> {
-  const dates = open.map((o) => o.billingDate).filter((d): d is string => !!d).sort();
-  const stillOpen = new Set<string>();
-  if (dates.length > 0) {
-    const billingFrom = dates[0]!;
-    const billingTo = dates[dates.length - 1]!;
-    const pages = offsetPages(
-      (skip, limit) =>
-        listInvoices(env.client, { billingFrom, billingTo, status: OPEN_STATUSES, skip, limit, sortBy: { billingDate: 1 }, includePaymentHistory }, signal),
-      { limit: env.pageSize, signal },
-    );
-    let n = 0;
-    for await (const page of pages) {
-      for (const invoice of page.items) stillOpen.add(String(invoice._id));
-      const records = page.items as RawRecord[];
-      yield { records, cursor, batchId: `repoll_${billingFrom}_${billingTo}_${n}`, pages: 1, rejected: page.rejected, afterCommit: bookkeeping(records) };
-      n += 1;
-    }
-  }
-  // Open invoices the list did not show: fetched one by one (final now, or omitted by the list).
-  for (const invoice of open) {
-    if (stillOpen.has(invoice.invoiceId)) continue;
-    const ref = invoice.loadReferenceNumbers[0];
-    if (!ref) continue;
-    let fetched: Invoice;
-    try {
-      fetched = await getInvoice(env.client, ref, { includePaymentHistory }, signal);
-    } catch (error) {
-      if (error instanceof ApiError && (error.status === 404 || error.status === 410)) {
-        env.logger.warn({ invoice: invoice.invoiceId, load: ref, status: error.status }, 'open invoice no longer found; keeping it open');
-        continue;
-      }
-      throw error;
-    }
-    const record = fetched as RawRecord;
-    yield { records: [record], cursor, batchId: `repoll_${invoice.invoiceId}`, pages: 1, rejected: [], afterCommit: bookkeeping([record]) };
   }
 }
