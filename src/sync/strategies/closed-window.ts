@@ -9,8 +9,8 @@ import { openFirstWindow } from '../window-plan.js';
  * Closed windows for endpoints without an updatedAt sort whose filters take a time (bills,
  * support moves, webhook events, invoice billing dates; design §2.1; brokerage's date-only
  * updatedAt filters need day windows instead, day-window.ts). A window whose records fit in one
- * page is read in one request — one consistent answer, nothing can move. A window that does not fit is split in
- * half until it does (down to `minWindow`); the page read before the split is delivered anyway,
+ * page is read in one request — one consistent answer, nothing can move. A window that does not
+ * fit is split in half until it does (down to `minWindow`); the page read before the split is delivered anyway,
  * so no request is wasted on data. A window that still does not fit at the minimum size (a burst
  * of equal timestamps) is paged by offset and re-read until two reads agree (same `count`, no
  * unseen keys). Window sizes adapt: a quiet period grows them (no thousands of empty requests),
