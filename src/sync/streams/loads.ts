@@ -16,8 +16,8 @@ const loadsOptions = z.strictObject({
 });
 type LoadsOptions = z.infer<typeof loadsOptions>;
 
-const loadsCursor = z.union([keysetCursorSchema, dayCursorSchema, windowCursorSchema]);
-/** Keyset on main, day windows on brokerage; `window` is what brokerage stored before (read once, then replaced). */
+/** The cursor of `readLoadChanges`: keyset on main, day windows on brokerage; `window` is what brokerage stored before (read once, then replaced). */
+export const loadChangesCursorSchema = z.union([keysetCursorSchema, dayCursorSchema, windowCursorSchema]);
 export type LoadsCursor = KeysetCursor | DayCursor | WindowCursor;
 
 /** Load statuses after which an invoice should exist (main names and brokerage display names). */
@@ -95,7 +95,7 @@ export const loadsStream: StreamDefinition<LoadsCursor, LoadsOptions> = {
   variants: ['main', 'brokerage'],
   pagedEndpoint: 'loads',
   optionsSchema: loadsOptions,
-  cursorSchema: loadsCursor,
+  cursorSchema: loadChangesCursorSchema,
   cursorKind: 'updatedAt keyset (main), day windows (brokerage)',
   key: (record) => requireKey('loads', record, 'reference_number'),
   op: deletedFlagOp,
