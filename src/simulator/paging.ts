@@ -13,12 +13,15 @@ export function pageParams(query: QueryParams, max: number, defaultLimit = Math.
 
 /**
  * Collects time-range filters. Each name maps to a field and a side; date-only upper bounds cover
- * the whole day. All bounds are inclusive.
+ * the whole day. All bounds are inclusive. With `days` (brokerage date filters, spec §4.4.3 lists
+ * them under "Dates") every value counts by its UTC day, a time part being dropped: `from` means
+ * the day's first millisecond, `to` its last — `updatedFrom=2026-03-04T15:00Z` and
+ * `updatedTo=2026-03-04T09:00Z` both select all of 2026-03-04.
  */
-export function rangeParams(query: QueryParams, spec: Array<[param: string, field: string, side: 'from' | 'to']>): RangeBound[] {
+export function rangeParams(query: QueryParams, spec: Array<[param: string, field: string, side: 'from' | 'to']>, options: { days?: boolean } = {}): RangeBound[] {
   const byField = new Map<string, RangeBound>();
   for (const [param, field, side] of spec) {
-    const ms = query.date(param, side === 'to');
+    const ms = options.days ? query.day(param, side === 'to') : query.date(param, side === 'to');
     if (ms === undefined) continue;
     const bound = byField.get(field) ?? { field };
     if (side === 'from') bound.from = bound.from === undefined ? ms : Math.max(bound.from, ms);

@@ -1,5 +1,7 @@
 import { badRequest } from './http-error.js';
 
+const DAY_MS = 86_400_000;
+
 /**
  * Query decoding that accepts what real clients send: repeated keys (`status=A&status=B`), `key[]=`,
  * bracket objects (`sortBy[updatedAt]=1`), JSON objects and arrays (`sortBy={"updatedAt":1}`),
@@ -109,13 +111,24 @@ export class QueryParams {
     if (value === undefined || value === '') return undefined;
     return parseDateParam(name, value, endOfDay);
   }
+
+  /**
+   * A day-granular date (brokerage): the UTC day of the value, a time part being dropped, as the
+   * day's first millisecond, or with `endOfDay` its last (so an inclusive bound covers the day).
+   */
+  day(name: string, endOfDay = false): number | undefined {
+    const ms = this.date(name);
+    if (ms === undefined) return undefined;
+    const start = Math.floor(ms / DAY_MS) * DAY_MS;
+    return endOfDay ? start + DAY_MS - 1 : start;
+  }
 }
 
 export function parseDateParam(name: string, value: string, endOfDay: boolean): number {
   if (/^\d{4}-\d{2}-\d{2}$/.test(value)) {
     const ms = Date.parse(`${value}T00:00:00.000Z`);
     if (Number.isNaN(ms)) throw badRequest(`${name} is not a valid date`);
-    return endOfDay ? ms + 86_400_000 - 1 : ms;
+    return endOfDay ? ms + DAY_MS - 1 : ms;
   }
   if (!/^\d{4}-\d{2}-\d{2}T/.test(value)) throw badRequest(`${name} is not a valid ISO 8601 date`);
   const ms = Date.parse(value);

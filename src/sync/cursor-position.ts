@@ -1,6 +1,6 @@
 /**
  * Reading a stored cursor without knowing which strategy wrote it (keyset, closed windows,
- * token windows, invoices, snapshots): used by progress output, `status`, the checkpoint-lag
+ * day windows — whose `window.from` is a UTC day —, token windows, invoices, snapshots): used by progress output, `status`, the checkpoint-lag
  * metric and backfill completion.
  */
 interface AnyCursor {

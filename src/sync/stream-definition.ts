@@ -63,7 +63,7 @@ export interface StreamDefinition<TCursor = unknown, TOptions = Record<string, u
   readonly optionsSchema: z.ZodType<TOptions>;
   readonly cursorSchema: z.ZodType<TCursor>;
   /** How the stream moves forward, for docs and `status`. */
-  readonly cursorKind: 'updatedAt keyset' | 'updatedAt keyset (main), closed windows (brokerage)' | 'updatedAt closed windows' | 'createdAt windows' | 'billing-date windows + change feed' | 'snapshot' | 'webhook push';
+  readonly cursorKind: 'updatedAt keyset' | 'updatedAt keyset (main), day windows (brokerage)' | 'updatedAt closed windows' | 'createdAt windows' | 'billing-date windows + change feed' | 'snapshot' | 'webhook push';
   /** Fed only by the webhook receiver (src/webhooks): the scheduler and sync passes skip it. */
   readonly pushOnly?: boolean;
   key(record: RawRecord): string;

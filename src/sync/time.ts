@@ -8,3 +8,20 @@ export function toMs(value: string | null | undefined): number | null {
 export function iso(ms: number): string {
   return new Date(ms).toISOString();
 }
+
+export const DAY_MS = 86_400_000;
+
+/** The UTC day (`YYYY-MM-DD`) an instant falls on: the unit of the brokerage date filters. */
+export function utcDay(ms: number): string {
+  return iso(ms).slice(0, 10);
+}
+
+/** The UTC day `n` days after `day` (`YYYY-MM-DD`). */
+export function addDays(day: string, n: number): string {
+  return utcDay(Date.parse(`${day}T00:00:00.000Z`) + n * DAY_MS);
+}
+
+/** The first instant (ms) of a UTC day. */
+export function dayStartMs(day: string): number {
+  return Date.parse(`${day}T00:00:00.000Z`);
+}

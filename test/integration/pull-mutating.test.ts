@@ -66,7 +66,7 @@ describe('pull: 20,000 loads while the server mutates them', () => {
     expect({ missing: cmp.missing.length, stale: cmp.stale.length, wrongOp: cmp.wrongOp.length }).toEqual({ missing: 0, stale: 0, wrongOp: 0 });
   });
 
-  it('brokerage (closed windows, rotating refresh tokens) with faults', async () => {
+  it('brokerage (day windows, rotating refresh tokens) with faults', async () => {
     const { cmp } = await scenario({
       variant: 'brokerage',
       faults: { rate: 0.1, kinds: ['500', '502', '503', 'html', 'drop', 'truncated'], slowMs: 100 },

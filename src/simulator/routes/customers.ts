@@ -13,8 +13,13 @@ function listCustomers(kind: CustomerKind) {
     const { sim, query } = ctx;
     const main = sim.options.variant === 'main';
     const { skip, limit } = pageParams(query, main ? 50 : 100);
-    const sort = parseSortObject('sortBy', query.object('sortBy'), ['createdAt', 'updatedAt']) ?? { field: 'createdAt', desc: true };
-    const ranges = rangeParams(query, main ? [...DATE_RANGES, ...MAIN_DATETIME_RANGES] : DATE_RANGES);
+    // §4.7 offers `sortBy` on customers in both variants, §4.8 on consignees in main only (a
+    // brokerage server ignores it there, like any parameter it does not know).
+    const sortable = main || kind === 'customers';
+    const sort = (sortable ? parseSortObject('sortBy', query.object('sortBy'), ['createdAt', 'updatedAt']) : undefined) ?? { field: 'createdAt', desc: true };
+    // Brokerage has only the date filters, matched by whole UTC day (§4.7, §4.8); main keeps the
+    // full time of both kinds.
+    const ranges = main ? rangeParams(query, [...DATE_RANGES, ...MAIN_DATETIME_RANGES]) : rangeParams(query, DATE_RANGES, { days: true });
     const searchTerm = query.string('searchTerm')?.toLowerCase();
     const fieldName = query.string('fieldName') ?? 'company_name';
     const nameSearch = query.string('nameSearch')?.toLowerCase();

@@ -45,18 +45,25 @@ function listLoads(ctx: RequestContext): RouteResult {
     const sort = parseSortObject('sortBy', query.object('sortBy'), ['updatedAt', 'createdAt']);
     if (sort) ({ field: sortField, desc } = sort);
   } else {
-    // Brokerage: the string asc/desc, always on createdAt (§4.4.3).
+    // Brokerage: the string asc/desc (§4.4.3), which names no field: the simulator sorts on
+    // createdAt, so clients must not assume an updatedAt order.
     const sort = query.has('sortBy') ? query.string('sortBy') : undefined;
     if (sort !== undefined && sort !== 'asc' && sort !== 'desc') throw badRequest('sortBy must be asc or desc');
     desc = sort !== 'asc';
   }
-  const ranges = rangeParams(query, [
-    ...(main ? MAIN_DATETIME_RANGES : []),
-    ['createdFromDate', 'createdAt', 'from'],
-    ['createdToDate', 'createdAt', 'to'],
-    ['updatedFrom', 'updatedAt', 'from'],
-    ['updatedTo', 'updatedAt', 'to'],
-  ]);
+  // §4.4.3 lists these under "Dates" and the datetimes as main-only: brokerage matches whole UTC
+  // days and ignores `updatedAtFrom` & co. as a real server does with unknown parameters.
+  const ranges = rangeParams(
+    query,
+    [
+      ...(main ? MAIN_DATETIME_RANGES : []),
+      ['createdFromDate', 'createdAt', 'from'],
+      ['createdToDate', 'createdAt', 'to'],
+      ['updatedFrom', 'updatedAt', 'from'],
+      ['updatedTo', 'updatedAt', 'to'],
+    ],
+    { days: !main },
+  );
   const isDeleted = query.boolean('isDeleted');
   const includeDeleted = query.boolean('isIncludeDeleted') === true;
   const statuses = query.array('status');

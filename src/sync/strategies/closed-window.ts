@@ -6,10 +6,11 @@ import { iso, toMs } from '../time.js';
 import { openFirstWindow } from '../window-plan.js';
 
 /**
- * Closed windows for endpoints without an updatedAt sort (bills, support moves, brokerage loads,
- * customers and consignees; design §2.1). A window whose records fit in one page is read in one
- * request — one consistent answer, nothing can move. A window that does not fit is split in
- * half until it does (down to `minWindow`); the page read before the split is delivered anyway,
+ * Closed windows for endpoints without an updatedAt sort whose filters take a time (bills,
+ * support moves, webhook events, invoice billing dates; design §2.1; brokerage's date-only
+ * updatedAt filters need day windows instead, day-window.ts). A window whose records fit in one
+ * page is read in one request — one consistent answer, nothing can move. A window that does not
+ * fit is split in half until it does (down to `minWindow`); the page read before the split is delivered anyway,
  * so no request is wasted on data. A window that still does not fit at the minimum size (a burst
  * of equal timestamps) is paged by offset and re-read until two reads agree (same `count`, no
  * unseen keys). Window sizes adapt: a quiet period grows them (no thousands of empty requests),

@@ -9,7 +9,7 @@ import { readChangeFeed } from './invoice-feed.js';
 import { bookkeeping, listPage, listings, type InvoiceListing, type InvoiceOptions } from './invoice-lists.js';
 import { invoiceKey } from './invoice-key.js';
 import { sweepInvoices } from './invoice-sweep.js';
-import type { LoadPagesCursor } from './load-pages.js';
+import { loadPagesCursorAt, type LoadPagesCursor } from './load-pages.js';
 
 export { invoiceCursorSchema, type InvoiceCursor } from './invoice-cursor.js';
 export { invoiceFacts } from './invoice-key.js';
@@ -72,7 +72,7 @@ export async function* readInvoices(
 }
 
 function feedStart(env: StreamEnv<InvoiceOptions>): LoadPagesCursor {
-  return env.variant === 'main' ? { mode: 'keyset', highWater: null, window: null } : { mode: 'window', highWater: null, spanMs: null, window: null };
+  return loadPagesCursorAt(env.variant, null);
 }
 
 function windowSource(env: StreamEnv<InvoiceOptions>, listing: InvoiceListing) {

@@ -158,7 +158,7 @@ function isFull(page: Page<RawRecord>, limit: number): boolean {
 }
 
 /** Offset of the page's last valid record within the page (rejected elements hold positions too). */
-function lastItemPosition(page: Page<RawRecord>): number {
+export function lastItemPosition(page: Page<RawRecord>): number {
   const rejected = new Set(page.rejected.map((r) => r.index));
   let position = page.items.length + page.rejected.length - 1;
   while (position > 0 && rejected.has(position)) position -= 1;

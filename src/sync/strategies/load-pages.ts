@@ -3,11 +3,18 @@ import { listLoads, type LoadListQuery } from '../../api/endpoints/loads.js';
 import type { Page } from '../../api/paging.js';
 import type { Chunk, RawRecord, RunPlan, StreamEnv } from '../stream-definition.js';
 import { requireKey, stringField } from '../streams/common.js';
-import { readClosedWindows, windowCursorSchema, type WindowCursor } from './closed-window.js';
+import { windowCursorSchema, type WindowCursor } from './closed-window.js';
+import { asDayCursor, dayCursorAt, dayCursorSchema, readDayWindows, type DayCursor } from './day-window.js';
 import { keysetCursorSchema, readKeyset, type KeysetCursor } from './keyset.js';
 
-export const loadPagesCursorSchema = z.union([keysetCursorSchema, windowCursorSchema]);
-export type LoadPagesCursor = KeysetCursor | WindowCursor;
+/** Keyset on main, day windows on brokerage; `window` is what brokerage stored before day windows (read once, then replaced). */
+export const loadPagesCursorSchema = z.union([keysetCursorSchema, dayCursorSchema, windowCursorSchema]);
+export type LoadPagesCursor = KeysetCursor | DayCursor | WindowCursor;
+
+/** Where a load reader starts reading at `at` (the stream's reset, the invoice feed's first pass). */
+export function loadPagesCursorAt(variant: StreamEnv<unknown>['variant'], at: string | null): LoadPagesCursor {
+  return variant === 'main' ? { mode: 'keyset', highWater: at, window: null } : dayCursorAt(at);
+}
 
 /** Load statuses after which an invoice should exist (main names and brokerage display names). */
 const INVOICED_STATUSES: ReadonlySet<string> = new Set(['BILLING', 'PARTIAL_PAID', 'FULL_PAID']);
@@ -20,10 +27,12 @@ export function isInvoicedLoadStatus(status: unknown): boolean {
 export type LoadFilters = Pick<LoadListQuery, 'status' | 'includeChargeSets' | 'includeVendorPay'>;
 
 /**
- * `GET /loads` changed in a range, deleted ones included: main honours `sortBy` on updatedAt
- * (keyset paging on `updatedAtFrom`/`updatedAtTo`); brokerage sorts by createdAt only and filters
- * by `updatedFrom`/`updatedTo` (closed windows). Used by the `loads` stream and by the invoices
- * stream's change feed; `stream` names the reader in errors.
+ * `GET /loads` changed in a range, deleted ones included: the one change feed of loads by
+ * updatedAt, used by the `loads` stream and by the invoices stream's change feed (`stream` names
+ * the reader in errors). Main honours `sortBy` on updatedAt with datetime filters: keyset paging.
+ * Brokerage filters by `updatedFrom`/`updatedTo` DATES (§4.4.3) and sorts by `asc|desc` alone:
+ * day windows (strategies/day-window.ts). The status filter is sent on main only: brokerage names
+ * statuses for display (§3.1), so a brokerage reader filters what it reads itself.
  */
 export function readLoadPages(
   stream: string,
@@ -49,16 +58,15 @@ export function readLoadPages(
       signal,
     );
   }
-  return readClosedWindows(
+  return readDayWindows(
     stream,
     {
       key,
-      paged: true,
-      fetch: ({ from, to, skip, limit, signal: s }) =>
-        listLoads(env.client, { status: filters.status, updatedFrom: from, updatedTo: to, sortBy: 'asc', isIncludeDeleted: true, skip, limit: limit ?? env.pageSize }, s) as Promise<Page<RawRecord>>,
+      fetch: ({ fromDay, toDay, skip, limit, signal: s }) =>
+        listLoads(env.client, { updatedFrom: fromDay, updatedTo: toDay, sortBy: 'asc', isIncludeDeleted: true, skip, limit }, s) as Promise<Page<RawRecord>>,
     },
     env,
-    cursor?.mode === 'window' ? cursor : undefined,
+    asDayCursor(cursor),
     plan,
     signal,
   );

@@ -3,41 +3,38 @@ import { listCustomers } from '../../api/endpoints/customers.js';
 import type { Page } from '../../api/paging.js';
 import type { QueryParams } from '../../api/query-string.js';
 import type { Chunk, RawRecord, StreamDefinition } from '../stream-definition.js';
-import { readClosedWindows, windowCursorSchema, type WindowCursor } from '../strategies/closed-window.js';
+import { windowCursorSchema, type WindowCursor } from '../strategies/closed-window.js';
+import { asDayCursor, dayCursorAt, dayCursorSchema, readDayWindows, type DayCursor } from '../strategies/day-window.js';
 import { keysetCursorSchema, readKeyset, type KeysetCursor } from '../strategies/keyset.js';
 import { z } from 'zod';
 import { deletedFlagOp, noOptions, requireKey, stringField } from './common.js';
 
-type CustomerCursor = KeysetCursor | WindowCursor;
+type CustomerCursor = KeysetCursor | DayCursor | WindowCursor;
 
 /**
  * Customers and consignees (customer-shaped records). Main honours `sortBy` on updatedAt with
- * `updatedAtFrom/To` datetimes: keyset. Brokerage has only `updatedFrom/To`: closed windows
- * (with `count`).
+ * `updatedAtFrom/To` datetimes: keyset. Brokerage has only the `updatedFrom/To` DATES (§4.7,
+ * §4.8): day windows (strategies/day-window.ts), customers in createdAt order (§4.7 `sortBy`),
+ * consignees in the server's own order (§4.8 gives brokerage no `sortBy`).
  */
 function customerLikeStream(name: 'customers' | 'consignees'): StreamDefinition<CustomerCursor, Record<string, never>> {
   const list = name === 'customers' ? listCustomers : listConsignees;
   const key = (record: RawRecord) => requireKey(name, record, '_id');
   const extra: QueryParams = name === 'customers' ? { isIncludeDeleted: true } : {};
+  const brokerageSort: QueryParams = name === 'customers' ? { sortBy: { createdAt: 1 } } : {};
   return {
     name,
     description: name === 'customers' ? 'Customers (GET /customer/), deleted ones as tombstones' : 'Consignees (GET /consignee/)',
     variants: ['main', 'brokerage'],
     pagedEndpoint: name,
     optionsSchema: noOptions,
-    cursorSchema: z.union([keysetCursorSchema, windowCursorSchema]),
-    cursorKind: 'updatedAt keyset (main), closed windows (brokerage)',
+    cursorSchema: z.union([keysetCursorSchema, dayCursorSchema, windowCursorSchema]),
+    cursorKind: 'updatedAt keyset (main), day windows (brokerage)',
     key,
     op: deletedFlagOp,
     updatedAt: (record) => stringField(record, 'updatedAt'),
-    resetCursor: (variant, at) =>
-      variant === 'main' ? { mode: 'keyset', highWater: at, window: null } : { mode: 'window', highWater: at, spanMs: null, window: null },
+    resetCursor: (variant, at) => (variant === 'main' ? { mode: 'keyset', highWater: at, window: null } : dayCursorAt(at)),
     read(env, cursor, plan, signal): AsyncIterable<Chunk<CustomerCursor>> {
-      return readChunks(env, cursor, plan, signal);
-    },
-  };
-
-  function readChunks(...[env, cursor, plan, signal]: Parameters<StreamDefinition<CustomerCursor, Record<string, never>>['read']>): AsyncIterable<Chunk<CustomerCursor>> {
       if (env.variant === 'main') {
         return readKeyset(
           name,
@@ -53,22 +50,21 @@ function customerLikeStream(name: 'customers' | 'consignees'): StreamDefinition<
           signal,
         );
       }
-      return readClosedWindows(
+      return readDayWindows(
         name,
         {
           key,
-          paged: true,
-          fetch: ({ from, to, skip, limit, signal: s }) =>
-            list(env.client, { ...extra, updatedFrom: from, updatedTo: to, skip, limit: limit ?? env.pageSize }, s) as Promise<Page<RawRecord>>,
+          fetch: ({ fromDay, toDay, skip, limit, signal: s }) =>
+            list(env.client, { ...extra, ...brokerageSort, updatedFrom: fromDay, updatedTo: toDay, skip, limit }, s) as Promise<Page<RawRecord>>,
         },
         env,
-        cursor?.mode === 'window' ? cursor : undefined,
+        asDayCursor(cursor),
         plan,
         signal,
       );
-  }
+    },
+  };
 }
-
 
 export const customersStream = customerLikeStream('customers');
 export const consigneesStream = customerLikeStream('consignees');

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { StreamDefinition, RawRecord } from '../stream-definition.js';
-import { isInvoicedLoadStatus, loadPagesCursorSchema, readLoadPages, type LoadPagesCursor } from '../strategies/load-pages.js';
+import { isInvoicedLoadStatus, loadPagesCursorAt, loadPagesCursorSchema, readLoadPages, type LoadPagesCursor } from '../strategies/load-pages.js';
 import type { SyncSideStore } from '../../state/stores/sync-side-store.js';
 import { booleanOption, deletedFlagOp, requireKey, stringField } from './common.js';
 
@@ -25,9 +25,9 @@ function invoiceCandidates(records: RawRecord[]): Array<(side: SyncSideStore) =>
 }
 
 /**
- * Loads, deleted ones included (`isIncludeDeleted`) and delivered as tombstones (design §2.6).
- * Main honours `sortBy` on updatedAt: keyset paging. Brokerage sorts by createdAt only and
- * filters by `updatedFrom`/`updatedTo`: closed windows.
+ * Loads, deleted ones included (`isIncludeDeleted`) and delivered as tombstones (design §2.6),
+ * read through the one change feed of loads (strategies/load-pages.ts): keyset on main, day
+ * windows on brokerage, whose updatedAt filters are dates.
  */
 export const loadsStream: StreamDefinition<LoadsCursor, LoadsOptions> = {
   name: 'loads',
@@ -36,12 +36,11 @@ export const loadsStream: StreamDefinition<LoadsCursor, LoadsOptions> = {
   pagedEndpoint: 'loads',
   optionsSchema: loadsOptions,
   cursorSchema: loadsCursor,
-  cursorKind: 'updatedAt keyset (main), closed windows (brokerage)',
+  cursorKind: 'updatedAt keyset (main), day windows (brokerage)',
   key: (record) => requireKey('loads', record, 'reference_number'),
   op: deletedFlagOp,
   updatedAt: (record) => stringField(record, 'updatedAt'),
-  resetCursor: (variant, at) =>
-    variant === 'main' ? { mode: 'keyset', highWater: at, window: null } : { mode: 'window', highWater: at, spanMs: null, window: null },
+  resetCursor: (variant, at) => loadPagesCursorAt(variant, at),
   async *read(env, cursor, plan, signal) {
     const chunks = readLoadPages('loads', env, cursor, plan, signal, {
       includeChargeSets: env.options.includeChargeSets || undefined,
