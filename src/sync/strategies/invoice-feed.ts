@@ -27,6 +27,8 @@ const LOOKUP_FROM = '2000-01-01T00:00:00.000Z';
 const LOOKUP_AHEAD_MS = 86_400_000;
 /** Fewer numbers than a page holds: a load may have several invoices (voided, combined, sub-customer), and the answer should fit one page. */
 const NUMBERS_PER_REQUEST = 40;
+/** Feed pages held before their invoices are fetched and committed, when few of their loads are due. */
+const MAX_PENDING_PAGES = 20;
 
 interface ChangedLoad {
   ref: string;
@@ -92,7 +94,9 @@ export async function* readChangeFeed(
       cursor: chunk.cursor,
       batchId: pending.batchId || chunk.batchId,
     };
-    if (pending.due.length >= NUMBERS_PER_REQUEST || chunk.cursor.window === null) yield await flush();
+    // A request's worth of loads, or enough pages that a crash repeats little; not at every window
+    // end (brokerage reads day windows: a flush per day would cost a request per listing per day).
+    if (pending.due.length >= NUMBERS_PER_REQUEST || pending.pages >= MAX_PENDING_PAGES) yield await flush();
   }
   if (pending.cursor) yield await flush();
   return state;
@@ -147,10 +151,15 @@ export async function fetchInvoicesOfLoads(env: StreamEnv<InvoiceOptions>, chang
   const covered = new Set(out.records.filter((r) => !invoiceDeleted(r) && invoiceKind(r) !== 'subCustomer').flatMap(invoiceLoadReferences));
   const byRef = new Map(loads.map((l) => [l.ref, l]));
   for (const ref of want.main) {
-    if (covered.has(ref)) continue;
     // Known live invoices of the load the list did not return at all (neither live nor voided).
-    const unreturned = known(ref).filter((k) => k.kind !== 'subCustomer' && !k.deleted && !returned.has(k.invoiceId));
-    if (!byRef.get(ref)?.invoiced && unreturned.length === 0) continue;
+    let unreturned = known(ref).filter((k) => k.kind !== 'subCustomer' && !k.deleted && !returned.has(k.invoiceId));
+    if (covered.has(ref)) {
+      // Another live invoice of the load came back, yet a primary one known before did not: it was
+      // replaced (a rebill voids it and creates a new one) or the list omits it (several charge
+      // sets). The load's own invoice tells which: a load has one primary invoice at a time.
+      unreturned = unreturned.filter((k) => k.kind === 'primary');
+      if (unreturned.length === 0) continue;
+    } else if (!byRef.get(ref)?.invoiced && unreturned.length === 0) continue;
     const single = await getSingle(env, ref, signal);
     out.requests += 1;
     if (single) {
