@@ -40,12 +40,28 @@ export interface SinkSet {
 const REPO = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
 const connectorExists = (name: string) => fs.existsSync(path.join(REPO, 'connectors', name, 'index.ts'));
 
-/** Files: newest version per key; a key whose newest version exists twice with other content counts once. */
+/**
+ * Files: newest version per key; a key whose newest version exists twice with other content counts
+ * once. Sync metadata (`_synced_at`, `_run_id`: when and by which run it was written) is not content.
+ */
 function readFiles(dir: string, table: string): SinkTable {
   const rows = readCsvRows(dir, table);
   const latest = latestByKey(rows);
   let duplicates = 0;
-  const strip = ({ _synced_at: _s, ...rest }: CsvRow) => JSON.stringify(rest);
+  // Echo marks (`origin_*`, `_raw._freightSync`) are added by this daemon, not the API: a load it
+  // created is pulled once before its outbox row knows the reference number (ambiguous create) and
+  // the same version again with the mark — the later write wins by `_synced_at`, as in SQL.
+  const strip = ({ _synced_at: _s, _run_id: _r, origin_erp_key: _e, origin_outbox_id: _o, _raw: raw, ...rest }: CsvRow) => {
+    let data: unknown = raw;
+    try {
+      const parsed = JSON.parse(raw ?? 'null') as Record<string, unknown> | null;
+      if (parsed && typeof parsed === 'object') delete parsed['_freightSync'];
+      data = parsed;
+    } catch {
+      // not JSON: compared as text
+    }
+    return JSON.stringify({ ...rest, _raw: data });
+  };
   const newest = new Map<string, Set<string>>();
   for (const row of rows) {
     const key = row['record_key']!;
