@@ -1,8 +1,9 @@
 import path from 'node:path';
 import type { AppContext } from '../../src/app/compose.js';
-import { composeOutbound, openApp } from '../../src/app/compose.js';
+import { composeDryRun, composeOutbound, openApp } from '../../src/app/compose.js';
 import { runPass } from '../../src/app/sync-pass.js';
 import type { FreightSyncConfig } from '../../src/config/types.js';
+import { runDryRun, type DryRunSummary } from '../../src/outbound/dry-run.js';
 import type { NamedSource } from '../../src/outbound/intake.js';
 import { runPush, type PushSummary } from '../../src/outbound/run-push.js';
 import type { SimulatorHandle } from '../../src/simulator/index.js';
@@ -72,6 +73,11 @@ export async function push(config: FreightSyncConfig, dir: string, sources: read
       settleMs: 300,
     }),
   );
+}
+
+/** `push --dry-run` as the CLI runs it: what a push would do, nothing sent, taken or stored. */
+export async function dryRun(config: FreightSyncConfig, dir: string, sources: readonly NamedSource[] = []): Promise<DryRunSummary> {
+  return withApp(config, dir, (app) => runDryRun(composeDryRun(app, { extraSources: sources }), new AbortController().signal));
 }
 
 /** The simulator's own records of loads whose secondaryReferenceNo is one of `keys`, counted per key. */
