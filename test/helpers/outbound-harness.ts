@@ -8,7 +8,8 @@ import type { NamedSource } from '../../src/outbound/intake.js';
 import { runPush, type PushSummary } from '../../src/outbound/run-push.js';
 import type { SimulatorHandle } from '../../src/simulator/index.js';
 import { silentLogger } from '../../src/util/logger.js';
-import { collectTruth, pullConfig } from './pull-harness.js';
+import { parseConfig } from '../../src/config/parse-config.js';
+import { collectTruth, pullConfigRaw } from './pull-harness.js';
 
 export interface OutboundConfigOptions {
   sim: SimulatorHandle;
@@ -20,7 +21,12 @@ export interface OutboundConfigOptions {
 
 /** A config against the simulator with the customers/consignees streams (for ERP codes) and outbound on. */
 export function outboundConfig(options: OutboundConfigOptions): FreightSyncConfig {
-  return pullConfig({
+  return parseConfig(outboundConfigRaw(options), { source: 'test config', baseDir: options.dir });
+}
+
+/** The raw (unvalidated) config of `outboundConfig`, e.g. to write as a file for the CLI. */
+export function outboundConfigRaw(options: OutboundConfigOptions): Record<string, unknown> {
+  return pullConfigRaw({
     sim: options.sim,
     dir: options.dir,
     streams: ['customers', 'consignees', 'loads'],

@@ -3,11 +3,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
 import type { FreightSyncConfig } from '../../src/config/types.js';
 import type { SimulatorHandle } from '../../src/simulator/index.js';
+import { runCliInProcess } from '../helpers/cli-in-process.js';
 import { copyBadInputCorpus, readCsvRows, resultsOf } from '../helpers/outbound-corpus.js';
 import { csvKey, insertStagingCreates, readStaging, sqlKey, writeCreatesCsv } from '../helpers/outbound-fixtures.js';
-import { dryRun, loadsByErpKey, outboundConfig, push, syncDirectory } from '../helpers/outbound-harness.js';
+import { dryRun, loadsByErpKey, outboundConfig, outboundConfigRaw, push, syncDirectory } from '../helpers/outbound-harness.js';
 import { startSim, tempDir } from '../helpers/pull-harness.js';
 
 const WRITE = /^(POST|PUT|PATCH|DELETE) /;
@@ -181,5 +183,36 @@ describe('push --dry-run', () => {
       `would change the status of load erp_key ${csvKey(20)} to PENDING`,
     ]);
     expect(writeCalls(sim)).toBe(writesAfterPush);
+  });
+
+  it('freight-sync push --dry-run prints a line per request (table or --json) and exits 1 when any would be rejected', async () => {
+    const dir = tempDir('dry-run-cli');
+    const inbox = path.join(dir, 'inbox');
+    const options = { sim, dir, connectors: { erp_inbox: { type: 'inbox', options: { dir: 'inbox' } } }, outbound: { sources: ['erp_inbox'] } };
+    await syncDirectory(outboundConfig(options), dir);
+    const raw = outboundConfigRaw(options) as { api: { auth: Record<string, unknown> } };
+    // Secrets only through the environment in a config file.
+    process.env.DRY_RUN_TEST_SECRET = sim.options.clientSecret;
+    raw.api.auth.clientSecret = '${DRY_RUN_TEST_SECRET}';
+    const configFile = path.join(dir, 'freight-sync.yaml');
+    fs.writeFileSync(configFile, stringify(raw));
+    fs.writeFileSync(path.join(inbox, 'orders.csv'), 'erp_key,kind,type_of_load,preSetOrderStatus,caller,shipper\r\nCLI-1,create,IMPORT,,CUS000001,CUS000002\r\nCLI-2,create,IMPRT,,CUS000001,CUS000002\r\n');
+    const writesBefore = writeCalls(sim);
+
+    const table = await runCliInProcess(['--config', configFile, 'push', '--dry-run']);
+    expect(table.code).toBe(1);
+    expect(table.stdout).toMatch(/erp_inbox .*orders\.csv\s+2\s+CLI-1\s+create\s+would create load/);
+    expect(table.stdout).toContain('error type_of_load: "IMPRT" is not one of IMPORT, EXPORT, ROAD, BILL_ONLY (did you mean IMPORT?)');
+    expect(table.stdout).toContain('1 unit(s), 2 request(s): 1 ok, 1 failed');
+
+    const json = await runCliInProcess(['--config', configFile, 'push', '--dry-run', '--json']);
+    expect(json.code).toBe(1);
+    const summary = JSON.parse(json.stdout) as { results: Array<{ erpKey: string; status: string; outcome: string }> };
+    expect(summary.results.map((r) => [r.erpKey, r.status, r.outcome])).toEqual([
+      ['CLI-1', 'ok', 'would create load'],
+      ['CLI-2', 'failed', 'error'],
+    ]);
+    expect(writeCalls(sim)).toBe(writesBefore);
+    expect(fs.readdirSync(inbox).sort()).toEqual(['failed', 'orders.csv', 'orders.csv.dry-run.result.csv', 'processed', 'processing']);
   });
 });
