@@ -6,7 +6,8 @@ import type { OutboxRow } from '../state/tables.js';
 import { describeError } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
 import { dryRunResultOf } from './dry-run-outcome.js';
-import { Intake, type NamedSource } from './intake.js';
+import type { InboundEntry } from '../state/stores/unit-store.js';
+import { Intake, type NamedSource, type UnitIntake } from './intake.js';
 
 /** One request as `push --dry-run` reports it. */
 export interface DryRunRequest extends DryRunResult {
@@ -81,14 +82,14 @@ export async function runDryRun(deps: DryRunDeps, signal: AbortSignal): Promise<
   const checkedAt = new Date().toISOString();
   const { results, known } = await rehearse(deps.stores, async (stores) => {
     const intake = new Intake({ stores, variant: deps.variant, logger: deps.logger });
-    const stored = [];
+    const stored: Array<PeekedUnit & { intake: UnitIntake }> = [];
     for (const { source, unit } of peeked) {
       signal.throwIfAborted();
       stored.push({ source, unit, intake: await intake.store(source, unit) });
     }
     const out: DryRunRequest[] = [];
     const rehearsed = new Set<number>();
-    const perUnit = [];
+    const perUnit: Array<PeekedUnit & { entries: InboundEntry[] }> = [];
     for (const { source, unit, intake: summary } of stored) {
       const entries = await stores.units.entries(source, unit.id);
       // A unit stored before this run keeps its real commands; only a new unit's fresh entries are rehearsal rows.
