@@ -1,17 +1,17 @@
 import { createHash } from 'node:crypto';
 import pLimit from 'p-limit';
-import type { CommandSource, InboundResult, InboundUnit } from '../../src/contracts/index.js';
+import type { CommandSource, DryRunResult, InboundResult, InboundUnit } from '../../src/contracts/index.js';
 import type { ContractLogger as Logger } from '../../src/contracts/index.js';
 import { throwIfAborted } from '../../src/util/abort.js';
 import { describeError } from '../../src/util/errors.js';
-import type { FileTarget } from '../file-drop/file-target.js';
+import type { FileEntry, FileTarget } from '../file-drop/file-target.js';
 import { writeFileAtomic } from '../file-drop/file-target.js';
 import { DONE_SUFFIX } from '../file-drop/file-names.js';
 import { InboxError } from './errors.js';
 import { globToRegExp, isPartialName } from './glob.js';
 import type { InboxFolders, InboxOptions } from './inbox-options.js';
 import { formatOf, parseCsvRequests, parseJsonRequests } from './parse-requests.js';
-import { ERRORS_SUFFIX, RESULT_SUFFIX, errorsReport, resultCsv } from './result-files.js';
+import { DRY_RUN_SUFFIX, ERRORS_SUFFIX, RESULT_SUFFIX, dryRunCsv, errorsReport, resultCsv } from './result-files.js';
 
 export interface InboxSourceDeps {
   readonly target: FileTarget;
@@ -27,7 +27,8 @@ export interface InboxSourceDeps {
  * (the unit id is `<name>#<sha256 prefix of the content>`, so the same file taken twice yields
  * the same id and a new file under an old name a new one); `accepted` moves the file to
  * `processing/`; `writeBack` puts `<name>.result.csv` (and `<name>.errors.txt` when any request
- * failed) into `processed/` or `failed/` and then moves the file beside them.
+ * failed) into `processed/` or `failed/` and then moves the file beside them. `peek` and
+ * `writeDryRun` serve `push --dry-run` and leave the file where it is.
  */
 export class InboxSource implements CommandSource {
   private readonly pattern: RegExp;
@@ -51,7 +52,7 @@ export class InboxSource implements CommandSource {
   async take(signal: AbortSignal): Promise<InboundUnit[]> {
     throwIfAborted(signal);
     if (!this.prepared) await this.prepare(signal);
-    const { target, folders, options, logger } = this.deps;
+    const { target, folders, options } = this.deps;
     const entries = await target.list(folders.dir);
     const names = new Set(entries.map((e) => e.name));
     const candidates = entries.filter((e) => e.isFile && this.isRequestFile(e.name));
@@ -59,18 +60,52 @@ export class InboxSource implements CommandSource {
     const ready: typeof candidates = [];
     const seen = new Map<string, string>();
     for (const entry of candidates) {
-      const signature = `${entry.size}:${entry.mtimeMs}`;
+      const signature = signatureOf(entry);
       seen.set(entry.name, signature);
       const marked = names.has(`${entry.name}${DONE_SUFFIX}`);
       const stable = options.readyWhen === 'stable' && this.previous.get(entry.name) === signature;
       if (marked || stable) ready.push(entry);
     }
     this.previous = seen;
-    // Oldest first, so files are handled in the order the ERP dropped them.
-    ready.sort((a, b) => a.mtimeMs - b.mtimeMs || a.name.localeCompare(b.name));
+    return this.read(oldestFirst(ready).slice(0, options.maxFilesPerTake), signal);
+  }
 
+  /**
+   * `push --dry-run`: every complete request file of the inbox (all of them, not
+   * `maxFilesPerTake`), read where it lies. A file is complete when marked, or (`readyWhen:
+   * stable`) when it did not change while it was read; one still being written is left out.
+   */
+  async peek(signal: AbortSignal): Promise<InboundUnit[]> {
+    throwIfAborted(signal);
+    if (!this.prepared) await this.prepare(signal);
+    const { target, folders, options } = this.deps;
+    const entries = await target.list(folders.dir);
+    const names = new Set(entries.map((e) => e.name));
+    const candidates = entries.filter((e) => e.isFile && this.isRequestFile(e.name) && (options.readyWhen === 'stable' || names.has(`${e.name}${DONE_SUFFIX}`)));
+    const units = await this.read(oldestFirst(candidates), signal);
+    const after = new Map((await target.list(folders.dir)).map((e) => [e.name, signatureOf(e)]));
+    const before = new Map(candidates.map((e) => [e.name, signatureOf(e)]));
+    return units.filter((u) => after.get(fileNameOf(u.id)) === before.get(fileNameOf(u.id)));
+  }
+
+  /**
+   * `push --dry-run` outcomes as `<file>.dry-run.result.csv` beside the file in the inbox (the
+   * result file's columns plus `dry_run` and `outcome`). The request file is not touched; taking
+   * it later removes this file (it describes a run that sent nothing).
+   */
+  async writeDryRun(unitId: string, results: readonly DryRunResult[], signal: AbortSignal): Promise<void> {
+    throwIfAborted(signal);
+    const { target, folders } = this.deps;
+    const name = fileNameOf(unitId);
+    // Taken meanwhile (a daemon beside the dry run): a result beside nothing would only confuse.
+    if (!(await target.exists(target.join(folders.dir, name)))) return;
+    await writeFileAtomic(target, folders.dir, `${name}${DRY_RUN_SUFFIX}`, dryRunCsv(results), signal);
+  }
+
+  private async read(entries: readonly FileEntry[], signal: AbortSignal): Promise<InboundUnit[]> {
+    const { target, folders, logger } = this.deps;
     const units = await Promise.all(
-      ready.slice(0, options.maxFilesPerTake).map((entry) =>
+      entries.map((entry) =>
         this.limit(async (): Promise<InboundUnit | undefined> => {
           throwIfAborted(signal);
           const file = target.join(folders.dir, entry.name);
@@ -101,8 +136,9 @@ export class InboxSource implements CommandSource {
     } else if (!(await target.exists(to))) {
       throw new InboxError(`inbox unit ${unit.id}: ${target.describe(from)} is gone and is not in ${target.describe(folders.processing)}`);
     }
-    // The marker announced a file that is no longer in the inbox.
+    // The marker announced a file that is no longer in the inbox; a dry run's result described it there.
     await target.removeIfExists(`${from}${DONE_SUFFIX}`);
+    await target.removeIfExists(`${from}${DRY_RUN_SUFFIX}`);
   }
 
   async writeBack(unitId: string, results: readonly InboundResult[], signal: AbortSignal): Promise<void> {
@@ -158,6 +194,15 @@ export class InboxSource implements CommandSource {
       return [{ ref: '1', fields: {}, problem: `file could not be parsed: ${describeError(error)}` }];
     }
   }
+}
+
+function signatureOf(entry: FileEntry): string {
+  return `${entry.size}:${entry.mtimeMs}`;
+}
+
+/** Oldest first, so files are handled in the order the ERP dropped them. */
+function oldestFirst(entries: readonly FileEntry[]): FileEntry[] {
+  return [...entries].sort((a, b) => a.mtimeMs - b.mtimeMs || a.name.localeCompare(b.name));
 }
 
 /** Deterministic for the same file content under the same name. */

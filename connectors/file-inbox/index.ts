@@ -3,5 +3,5 @@ export { InboxSource, unitId, fileNameOf, type InboxSourceDeps } from './inbox-s
 export { inboxShape, inboxOptionsSchema, inboxFolders, type InboxOptions, type InboxFolders } from './inbox-options.js';
 export { parseCsvRequests, parseJsonRequests, formatOf } from './parse-requests.js';
 export { scanCsvRecords } from './csv-records.js';
-export { RESULT_COLUMNS, RESULT_SUFFIX, ERRORS_SUFFIX } from './result-files.js';
+export { RESULT_COLUMNS, RESULT_SUFFIX, ERRORS_SUFFIX, DRY_RUN_COLUMNS, DRY_RUN_SUFFIX } from './result-files.js';
 export { InboxError, isInboxError } from './errors.js';

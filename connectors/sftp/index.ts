@@ -66,6 +66,8 @@ export const sftpConnector: ConnectorFactory<SftpOptions> = {
       take: (signal) => session.run(() => inbox.take(signal), signal),
       accepted: (unit, signal) => session.run(() => inbox.accepted(unit, signal), signal),
       writeBack: (unitId, results, signal) => session.run(() => inbox.writeBack(unitId, results, signal), signal),
+      peek: (signal) => session.run(() => inbox.peek(signal), signal),
+      writeDryRun: (unitId, results, signal) => session.run(() => inbox.writeDryRun(unitId, results, signal), signal),
     };
 
     return {

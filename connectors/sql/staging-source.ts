@@ -105,6 +105,29 @@ export class StagingSource implements CommandSource {
     return [{ id: `claim-${first}-${last}`, location: this.table, requests: rows.map(toRequest) }];
   }
 
+  /**
+   * `push --dry-run`: every `new` row, read without claiming it (a plain SELECT: the rows stay
+   * `new`, no claim token, no result column written), in units of `claimBatch` rows as `take`
+   * would claim them. Unit ids (`peek-<first>-<last>`) never collide with claim ids. Dry-run
+   * outcomes are reported by the command, not written to the rows: the ERP reads the result
+   * columns as final.
+   */
+  async peek(signal: AbortSignal): Promise<InboundUnit[]> {
+    throwIfAborted(signal);
+    const rows = (await this.db
+      .selectFrom(this.table)
+      .select(['id', 'erp_key', 'kind', 'payload'])
+      .where('status', '=', 'new')
+      .orderBy('id')
+      .execute()) as StagingRow[];
+    const units: InboundUnit[] = [];
+    for (let i = 0; i < rows.length; i += this.settings.claimBatch) {
+      const batch = rows.slice(i, i + this.settings.claimBatch);
+      units.push({ id: `peek-${batch[0]!.id}-${batch[batch.length - 1]!.id}`, location: this.table, requests: batch.map(toRequest) });
+    }
+    return units;
+  }
+
   async accepted(unit: InboundUnit, signal: AbortSignal): Promise<void> {
     throwIfAborted(signal);
     const ids = unit.requests.map((r) => r.ref);

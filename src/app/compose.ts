@@ -15,6 +15,7 @@ import { opsHttpService } from '../ops/ops-service.js';
 import { markEchoes } from '../outbound/echo-marks.js';
 import type { NamedSource } from '../outbound/intake.js';
 import { DispatchLease } from '../outbound/dispatch-lease.js';
+import type { DryRunDeps } from '../outbound/dry-run.js';
 import { createOutboundEngine, outboundSources, type OutboundEngine } from '../outbound/outbound-engine.js';
 import { outboundService } from '../outbound/outbound-service.js';
 import type { DeliveryHooks } from '../sync/delivery-hooks.js';
@@ -177,18 +178,10 @@ export function composeOutbound(
   app: AppContext,
   options: { abortSignal: AbortSignal; logger?: Logger; extraSources?: readonly NamedSource[]; supervision?: DaemonOptions['supervision'] },
 ): OutboundEngine {
-  const sources = outboundSources(
-    app.config.outbound.sources,
-    (name) => {
-      const handle = app.connectors?.get(name);
-      return { exists: handle !== undefined, source: handle?.instance.source };
-    },
-    options.extraSources,
-  );
   return createOutboundEngine({
     stores: app.stores,
     client: app.client,
-    sources,
+    sources: sourcesOf(app, options.extraSources),
     config: app.config.outbound,
     variant: app.config.api.variant,
     lease: new DispatchLease(app.db, app.config.state.path),
@@ -196,6 +189,28 @@ export function composeOutbound(
     abortSignal: options.abortSignal,
     supervision: options.supervision ?? supervisionOf(app.config),
   });
+}
+
+/** The connectors of `outbound.sources` with their source capability, plus tests' in-memory ones. */
+function sourcesOf(app: AppContext, extraSources?: readonly NamedSource[]): NamedSource[] {
+  return outboundSources(
+    app.config.outbound.sources,
+    (name) => {
+      const handle = app.connectors?.get(name);
+      return { exists: handle !== undefined, source: handle?.instance.source };
+    },
+    extraSources,
+  );
+}
+
+/** What `push --dry-run` needs: the sources, the stores (rehearsed, never changed) and the variant; no API client. */
+export function composeDryRun(app: AppContext, options: { logger?: Logger; extraSources?: readonly NamedSource[] } = {}): DryRunDeps {
+  return {
+    stores: app.stores,
+    sources: sourcesOf(app, options.extraSources),
+    variant: app.config.api.variant,
+    logger: options.logger ?? app.logger.child({ component: 'outbound', dryRun: true }),
+  };
 }
 
 export interface DaemonOptions {

@@ -204,6 +204,35 @@ export interface CommandSource {
   take(signal: AbortSignal): Promise<InboundUnit[]>;
   accepted(unit: InboundUnit, signal: AbortSignal): Promise<void>;
   writeBack(unitId: string, results: readonly InboundResult[], signal: AbortSignal): Promise<void>;
+  /**
+   * Optional (`push --dry-run`): every unit `take` would hand over now, read WITHOUT taking it —
+   * no file moved, no row claimed, nothing marked. Unit ids are the ones `take` would give, so a
+   * unit already stored (taken before a crash) is recognised. A source without `peek` cannot be
+   * dry-run; the dry run says so for it.
+   */
+  peek?(signal: AbortSignal): Promise<InboundUnit[]>;
+  /**
+   * Optional: puts a dry run's outcomes where the ERP can see them without retiring the unit
+   * (the file inbox writes `<file>.dry-run.result.csv` beside the file). Without it the dry run
+   * only reports.
+   */
+  writeDryRun?(unitId: string, results: readonly DryRunResult[], signal: AbortSignal): Promise<void>;
+}
+
+/** What a real push would do with one request, found by `push --dry-run` (nothing was sent). */
+export interface DryRunResult {
+  ref: string;
+  /** `ok`: the request would be accepted and `outcome` says what would be sent; `failed`: it would be rejected with `error`. */
+  status: 'ok' | 'failed';
+  /** `would create load`, `would update load 1000123`, `already done (outbox #41)`, `error`, … */
+  outcome: string;
+  /** The precise error a real push would write back (field and value), when failed. */
+  error?: string | null;
+  /** The load the request acts on, when already known (a reference number). */
+  referenceNumber?: string | null;
+  /** The outbox command the request duplicates, when one is already stored. */
+  outboxId?: number | null;
+  checkedAt: string;
 }
 
 /**

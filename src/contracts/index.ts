@@ -40,6 +40,7 @@ export {
   type ConnectorContext,
   type ConnectorFactory,
   type ConnectorInstance,
+  type DryRunResult,
   type InboundRequest,
   type InboundResult,
   type InboundUnit,

@@ -1,4 +1,4 @@
-import type { CommandSource, InboundRequest, InboundResult, InboundUnit } from '../contracts/index.js';
+import type { CommandSource, DryRunResult, InboundRequest, InboundResult, InboundUnit } from '../contracts/index.js';
 
 /**
  * An in-memory `CommandSource` (tests, the bench, programs embedding freight-sync): units are
@@ -9,6 +9,8 @@ export class MemorySource implements CommandSource {
   readonly units: InboundUnit[] = [];
   readonly acceptedIds = new Set<string>();
   readonly results = new Map<string, InboundResult[]>();
+  /** `push --dry-run` outcomes per unit. */
+  readonly dryRunResults = new Map<string, DryRunResult[]>();
   writeBacks = 0;
 
   add(id: string, requests: Array<Record<string, unknown> | InboundRequest>): InboundUnit {
@@ -23,6 +25,14 @@ export class MemorySource implements CommandSource {
 
   async take(): Promise<InboundUnit[]> {
     return this.units.filter((u) => !this.acceptedIds.has(u.id));
+  }
+
+  async peek(): Promise<InboundUnit[]> {
+    return this.take();
+  }
+
+  async writeDryRun(unitId: string, results: readonly DryRunResult[]): Promise<void> {
+    this.dryRunResults.set(unitId, [...results]);
   }
 
   async accepted(unit: InboundUnit): Promise<void> {

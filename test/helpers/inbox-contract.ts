@@ -119,4 +119,43 @@ export function inboxContract(setup: () => Promise<InboxUnderTest>): void {
     const { source } = await setup();
     await expect(source.writeBack('nowhere.csv#0123456789abcdef', [done('2')], signal())).rejects.toThrow(/nowhere\.csv is in none of .*processing/);
   });
+
+  it('peek (push --dry-run) reads every complete file without taking it; writeDryRun writes <file>.dry-run.result.csv beside it', async () => {
+    const { source, dir } = await setup();
+    await writeFile(path.join(dir, 'a.csv'), 'k\n1\n2\n');
+    await writeFile(path.join(dir, 'a.csv.done'), '');
+    await writeFile(path.join(dir, 'b.csv'), 'k\n3\n');
+    const listing = async () => (await readdir(dir)).sort();
+    const before = await listing();
+
+    const peeked = await source.peek!(signal());
+    expect(peeked.map((u) => u.id.split('#')[0]).sort()).toEqual(['a.csv', 'b.csv']);
+    expect(await source.peek!(signal())).toEqual(peeked); // nothing was taken: the same again
+    expect(await listing()).toEqual(before);
+
+    const a = peeked.find((u) => u.id.startsWith('a.csv#'))!;
+    const checkedAt = '2024-05-01T10:00:00.000Z';
+    await source.writeDryRun!(
+      a.id,
+      [
+        { ref: '2', status: 'ok', outcome: 'would create load', checkedAt },
+        { ref: '3', status: 'failed', outcome: 'error', error: 'caller: is required', checkedAt },
+      ],
+      signal(),
+    );
+    const dry = parse(await readFile(path.join(dir, 'a.csv.dry-run.result.csv')), { columns: true }) as Record<string, string>[];
+    expect(dry).toEqual([
+      { ref: '2', status: 'ok', reference_number: '', load_id: '', error: '', outbox_id: '', finished_at: checkedAt, dry_run: 'true', outcome: 'would create load' },
+      { ref: '3', status: 'failed', reference_number: '', load_id: '', error: 'caller: is required', outbox_id: '', finished_at: checkedAt, dry_run: 'true', outcome: 'error' },
+    ]);
+
+    // The real take: the same unit ids, the dry-run result is no request; taking the file removes it.
+    const taken = await takeStable(source);
+    expect(taken.map((u) => u.id).sort()).toEqual(peeked.map((u) => u.id).sort());
+    await source.accepted(taken.find((u) => u.id === a.id)!, signal());
+    expect(existsSync(path.join(dir, 'a.csv.dry-run.result.csv'))).toBe(false);
+    // A dry-run result for a file taken meanwhile is not written (it would describe nothing).
+    await source.writeDryRun!(a.id, [{ ref: '2', status: 'ok', outcome: 'would create load', checkedAt }], signal());
+    expect(existsSync(path.join(dir, 'a.csv.dry-run.result.csv'))).toBe(false);
+  });
 }

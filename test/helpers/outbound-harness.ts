@@ -1,13 +1,15 @@
 import path from 'node:path';
 import type { AppContext } from '../../src/app/compose.js';
-import { composeOutbound, openApp } from '../../src/app/compose.js';
+import { composeDryRun, composeOutbound, openApp } from '../../src/app/compose.js';
 import { runPass } from '../../src/app/sync-pass.js';
 import type { FreightSyncConfig } from '../../src/config/types.js';
+import { runDryRun, type DryRunSummary } from '../../src/outbound/dry-run.js';
 import type { NamedSource } from '../../src/outbound/intake.js';
 import { runPush, type PushSummary } from '../../src/outbound/run-push.js';
 import type { SimulatorHandle } from '../../src/simulator/index.js';
 import { silentLogger } from '../../src/util/logger.js';
-import { collectTruth, pullConfig } from './pull-harness.js';
+import { parseConfig } from '../../src/config/parse-config.js';
+import { collectTruth, pullConfigRaw } from './pull-harness.js';
 
 export interface OutboundConfigOptions {
   sim: SimulatorHandle;
@@ -19,7 +21,12 @@ export interface OutboundConfigOptions {
 
 /** A config against the simulator with the customers/consignees streams (for ERP codes) and outbound on. */
 export function outboundConfig(options: OutboundConfigOptions): FreightSyncConfig {
-  return pullConfig({
+  return parseConfig(outboundConfigRaw(options), { source: 'test config', baseDir: options.dir });
+}
+
+/** The raw (unvalidated) config of `outboundConfig`, e.g. to write as a file for the CLI. */
+export function outboundConfigRaw(options: OutboundConfigOptions): Record<string, unknown> {
+  return pullConfigRaw({
     sim: options.sim,
     dir: options.dir,
     streams: ['customers', 'consignees', 'loads'],
@@ -72,6 +79,11 @@ export async function push(config: FreightSyncConfig, dir: string, sources: read
       settleMs: 300,
     }),
   );
+}
+
+/** `push --dry-run` as the CLI runs it: what a push would do, nothing sent, taken or stored. */
+export async function dryRun(config: FreightSyncConfig, dir: string, sources: readonly NamedSource[] = []): Promise<DryRunSummary> {
+  return withApp(config, dir, (app) => runDryRun(composeDryRun(app, { extraSources: sources }), new AbortController().signal));
 }
 
 /** The simulator's own records of loads whose secondaryReferenceNo is one of `keys`, counted per key. */

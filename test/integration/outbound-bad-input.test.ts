@@ -1,22 +1,9 @@
-import fs from 'node:fs';
 import path from 'node:path';
-import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimulatorHandle } from '../../src/simulator/index.js';
+import { copyBadInputCorpus, resultsOf } from '../helpers/outbound-corpus.js';
 import { loadsByErpKey, outboundConfig, push, syncDirectory } from '../helpers/outbound-harness.js';
 import { startSim, tempDir } from '../helpers/pull-harness.js';
-
-const CORPUS = path.resolve('test/fixtures/bad-input/outbound');
-
-type Result = Record<string, string>;
-
-function resultsOf(inbox: string, file: string): Result[] {
-  for (const folder of ['processed', 'failed']) {
-    const candidate = path.join(inbox, folder, `${file}.result.csv`);
-    if (fs.existsSync(candidate)) return parse(fs.readFileSync(candidate, 'utf8'), { columns: true }) as Result[];
-  }
-  throw new Error(`no result file for ${file}`);
-}
 
 /**
  * The bad-input corpus through a real inbox: every broken row gets an error naming the field and
@@ -39,13 +26,7 @@ describe('outbound bad input', () => {
       outbound: { sources: ['erp_inbox'] },
     });
     await syncDirectory(config, dir);
-    for (const name of fs.readdirSync(CORPUS).filter((n) => /\.(csv|json)$/.test(n))) fs.copyFileSync(path.join(CORPUS, name), path.join(inbox, name));
-    // A 10 MB line between two valid rows.
-    const huge = 'x'.repeat(10 * 1024 * 1024);
-    fs.writeFileSync(
-      path.join(inbox, 'huge-line.csv'),
-      `erp_key,kind,type_of_load,preSetOrderStatus,caller,shipper,officeNote\r\nOK-H-1,create,IMPORT,,CUS000001,CUS000002,\r\nBAD-H-2,create,IMPORT,,CUS000001,CUS000002,${huge}\r\nOK-H-3,create,IMPORT,,CUS000001,CUS000002,short note\r\n`,
-    );
+    copyBadInputCorpus(inbox);
 
     const summary = await push(config, dir);
     expect(summary.units).toBe(8);

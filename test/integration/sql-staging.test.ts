@@ -35,6 +35,24 @@ describe.each(['sqlite', 'postgres', 'mariadb'] as TargetKind[])('sql staging so
     return { first, start, insert, all, table: t, close: () => Promise.all(instances.map((i) => i.close())) };
   }
 
+  it.skipIf(!url)('peek (push --dry-run) reads every new row in units of claimBatch without claiming or changing any', async () => {
+    const s = await open();
+    await s.insert([1, 2, 3, 4].map((i) => ({ erp_key: `P-${i}`, kind: 'create_load', payload: JSON.stringify({ type_of_load: 'IMPORT' }) })));
+    const before = await s.all();
+    const source = s.first.source!;
+    const peeked = await source.peek!(never());
+    const ids = before.map((r) => String(r.id));
+    expect(peeked.map((u) => [u.id, u.requests.map((r) => r.ref)])).toEqual([
+      [`peek-${ids[0]}-${ids[2]}`, ids.slice(0, 3)],
+      [`peek-${ids[3]}-${ids[3]}`, ids.slice(3)],
+    ]);
+    expect(peeked[0]!.requests[0]!.fields).toEqual({ erp_key: 'P-1', kind: 'create_load', type_of_load: 'IMPORT' });
+    expect(await s.all()).toEqual(before);
+    // The rows are still there for the real claim.
+    expect((await source.take(never()))[0]!.requests.map((r) => r.ref)).toEqual(ids.slice(0, 3));
+    await s.close();
+  });
+
   it.skipIf(!url)('creates the staging table; take claims new rows, accepted queues them, writeBack records the outcome', async () => {
     const s = await open();
     await s.insert([
