@@ -55,19 +55,29 @@ async function sync(config: ReturnType<typeof parseConfig>, dir: string): Promis
 const counts = (summaries: Record<PricingStream, StreamRunSummary>) =>
   Object.fromEntries(STREAMS.map((s) => [s, { upserts: summaries[s].upserts, deletes: summaries[s].deletes, rejected: summaries[s].rejected }]));
 
-/** Both sinks against the truth: the same keys, tombstones exactly for the removed entries, the same amounts. */
-async function expectSinksEqualTruth(s: SimulatorHandle, dir: string, prefix: string): Promise<void> {
+/**
+ * Both sinks against the truth: the same keys, tombstones exactly for the removed entries, the
+ * same amounts. With `unseenRemovals`, an entry added and removed between two runs (never
+ * delivered) may be absent; one that was delivered must still be tombstoned.
+ */
+async function expectSinksEqualTruth(s: SimulatorHandle, dir: string, prefix: string, options: { unseenRemovals?: boolean } = {}): Promise<void> {
   for (const stream of STREAMS) {
     const truth = await collectTruth(s, stream);
-    const expectedOps = new Map(truth.map((r) => [String(r._id), r.isDeleted === true ? 'delete' : 'upsert']));
     const expectedAmounts = new Map(truth.filter((r) => r.isDeleted !== true).map((r) => [String(r._id), AMOUNTS[stream].truth(r)]));
+    const expectedOps = (sink: ReadonlyMap<string, unknown>) =>
+      new Map(
+        truth
+          .filter((r) => !(options.unseenRemovals && r.isDeleted === true && !sink.has(String(r._id))))
+          .map((r) => [String(r._id), r.isDeleted === true ? 'delete' : 'upsert']),
+      );
 
-    const csv = latestByKey(readCsvRows(path.join(dir, 'out'), TABLES[stream]));
-    expect(new Map([...csv].map(([k, row]) => [k, row._op])), `${stream} csv`).toEqual(expectedOps);
+    const csv = new Map([...latestByKey(readCsvRows(path.join(dir, 'out'), TABLES[stream]))].map(([k, row]) => [k, row._op]));
+    expect(csv, `${stream} csv`).toEqual(expectedOps(csv));
 
     const table = target.table(`${prefix}${TABLES[stream]}`);
     const rows = (await target.reader.selectFrom(table).select(['record_key', '_op', '_deleted']).execute()) as Array<{ record_key: string; _op: string; _deleted: number }>;
-    expect(new Map(rows.map((r) => [r.record_key, r._op])), `${stream} sql`).toEqual(expectedOps);
+    const sql = new Map(rows.map((r) => [r.record_key, r._op]));
+    expect(sql, `${stream} sql`).toEqual(expectedOps(sql));
     expect(rows.filter((r) => Boolean(Number(r._deleted)) !== (r._op === 'delete'))).toEqual([]);
 
     const amount = AMOUNTS[stream];
@@ -80,17 +90,22 @@ async function expectSinksEqualTruth(s: SimulatorHandle, dir: string, prefix: st
   }
 }
 
+function pricingConfig(s: SimulatorHandle, dir: string, prefix: string) {
+  const variant = s.options.variant;
+  const raw = pullConfigRaw({ sim: s, dir, streams: [...STREAMS] }) as { sync: { streams: Record<string, unknown> }; connectors: Record<string, unknown> };
+  raw.connectors.erp = { type: 'sql', options: { ...target.options, tablePrefix: prefix } };
+  raw.sync.streams = Object.fromEntries(STREAMS.map((stream) => [stream, { enabled: true, sinks: ['out', 'erp'] }]));
+  // Brokerage pages customer rates up to 100 (spec §8); main at most 50, the default.
+  if (variant === 'brokerage') raw.sync.streams.customerRates = { enabled: true, sinks: ['out', 'erp'], pageSize: 100 };
+  return parseConfig(raw, { source: 'test config', baseDir: dir });
+}
+
 describe.each(['main', 'brokerage'] as const)('customer pricing streams on %s', (variant) => {
   it('equal the truth in CSV and SQLite; unchanged lists deliver nothing; edits and removals arrive', async () => {
     sim = await startSim({ variant, loads: 20, seed: variant === 'main' ? 31 : 32 });
     const dir = tempDir(`pricing-${variant}`);
     const prefix = `${variant}_`;
-    const raw = pullConfigRaw({ sim, dir, streams: [...STREAMS] }) as { sync: { streams: Record<string, unknown> }; connectors: Record<string, unknown> };
-    raw.connectors.erp = { type: 'sql', options: { ...target.options, tablePrefix: prefix } };
-    raw.sync.streams = Object.fromEntries(STREAMS.map((s) => [s, { enabled: true, sinks: ['out', 'erp'] }]));
-    // Brokerage pages customer rates up to 100 (spec §8); main at most 50, the default.
-    if (variant === 'brokerage') raw.sync.streams.customerRates = { enabled: true, sinks: ['out', 'erp'], pageSize: 100 };
-    const config = parseConfig(raw, { source: 'test config', baseDir: dir });
+    const config = pricingConfig(sim, dir, prefix);
     const ratePages = variant === 'main' ? 3 : 2; // 120 rates, 50 or 100 a page
 
     const first = await sync(config, dir);
@@ -126,5 +141,29 @@ describe.each(['main', 'brokerage'] as const)('customer pricing streams on %s', 
     const after = await sync(config, dir);
     for (const stream of STREAMS) expect(after[stream].delivered, stream).toBe(0);
     expect(after.customerRates.pages).toBe(ratePages);
+  });
+});
+
+describe('customer pricing streams while the reference data changes', () => {
+  it('lose nothing and invent no removal: after the edits stop, one more sync equals the truth', async () => {
+    // A pricing edit every tenth mutator step: with 10 steps every 2 ms, an edit about every 2 ms,
+    // so entries are added and removed while the rate pages are being read.
+    sim = await startSim({ variant: 'main', loads: 20, seed: 33, mutator: { enabled: true, intervalMs: 2, perTick: 10 } });
+    const dir = tempDir('pricing-mutating');
+    const prefix = 'mut_';
+    const config = pricingConfig(sim, dir, prefix);
+    for (let pass = 0; pass < 4; pass++) await sync(config, dir);
+    sim.configure({ mutator: { enabled: false, intervalMs: 2, perTick: 10 } });
+    const removed = (await collectTruth(sim, 'customerRates')).filter((r) => r.isDeleted === true).length;
+    await sync(config, dir);
+    expect(removed).toBeGreaterThan(0);
+    await expectSinksEqualTruth(sim, dir, prefix, { unseenRemovals: true });
+    // The CSV drop keeps every delivery: no tombstone, not even one later undone, for an entry
+    // that still exists (the simulator never re-adds an id).
+    for (const stream of STREAMS) {
+      const live = new Set((await collectTruth(sim, stream)).filter((r) => r.isDeleted !== true).map((r) => String(r._id)));
+      const wrong = readCsvRows(path.join(dir, 'out'), TABLES[stream]).filter((row) => row._op === 'delete' && live.has(row.record_key!));
+      expect(wrong.map((row) => row.record_key), stream).toEqual([]);
+    }
   });
 });
