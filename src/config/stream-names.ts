@@ -29,6 +29,9 @@ export const STREAM_NAMES = [
   'webhookEvents',
   'chargeCodes',
   'loadDocumentTypes',
+  'customerDiscounts',
+  'customerRates',
+  'customerDynamicRates',
   'events',
   'loadDocuments',
 ] as const;

@@ -4,6 +4,7 @@ import { writeResponse } from './http-io.js';
 import { TRUTH_RESOURCES, type TruthResource } from './truth.js';
 import { readBody } from './body.js';
 import type { ServerClock } from './clock.js';
+import { PRICING_ACTIONS, PRICING_LISTS, type PricingAction, type PricingList } from './pricing-book.js';
 
 /**
  * `/__admin` for tests that run the daemon in a child process: the same powers as the handle.
@@ -54,6 +55,17 @@ export function createAdminHandler(handle: () => SimulatorHandle, clock: ServerC
       }
       await sim.mutate(count);
       json(res, 200, { ok: true, count });
+      return;
+    }
+    if (method === 'POST' && path === '/pricing') {
+      const list = url.searchParams.get('list') as PricingList | null;
+      const action = url.searchParams.get('action') as PricingAction | null;
+      const index = Number(url.searchParams.get('index') ?? '0');
+      if (!list || !PRICING_LISTS.includes(list) || !action || !PRICING_ACTIONS.includes(action) || !Number.isInteger(index) || index < 0) {
+        json(res, 400, { error: `list must be one of ${PRICING_LISTS.join(', ')}, action one of ${PRICING_ACTIONS.join(', ')}, index a whole number >= 0` });
+        return;
+      }
+      json(res, 200, { ok: true, id: sim.editPricing(list, action, index) ?? null });
       return;
     }
     if (method === 'POST' && path === '/config') {

@@ -1,3 +1,4 @@
+import type { PricingAction, PricingList } from './pricing-book.js';
 import type { ConfigurePatch, SimulatorOptions } from './options.js';
 import type { SimulatorStats } from './stats.js';
 import type { TruthResource } from './truth.js';
@@ -24,6 +25,11 @@ export interface SimulatorHandle {
   configure(patch: ConfigurePatch): void;
   /** Runs `count` mutator steps now (deterministic tests). */
   mutate(count: number): Promise<void>;
+  /**
+   * One edit of the reference data (customer discounts, rates, dynamic rules): adds an entry, or
+   * changes or removes the entry at `index` (default 0). Returns the `_id` it touched.
+   */
+  editPricing(list: PricingList, action: PricingAction, index?: number): string | undefined;
   /** Every current record, incl. deleted loads, streamed. */
   truth(resource: TruthResource): AsyncIterable<Record<string, unknown>>;
   /** Simulates a refresh token revoked out of band. */

@@ -14,6 +14,8 @@ export class Mutator {
   private readonly rng: Prng;
   private timer: NodeJS.Timeout | null = null;
   private readonly invoiceLifecycle: InvoiceLifecycle;
+  /** Reference-data edits draw from their own stream, so the other steps' draws stay as they were. */
+  private readonly pricingRng: Prng;
   steps = 0;
 
   /** `lifecycle`: also rebill, sub-customer, combine and void invoices (option `invoiceLifecycle`, read live). */
@@ -26,6 +28,7 @@ export class Mutator {
     this.rng = new Prng(seed ^ 0x6d75);
     // Its own random stream: switching the lifecycle on leaves every other step's draws alone.
     this.invoiceLifecycle = new InvoiceLifecycle(store, changes, new Prng(seed ^ 0x1f0c), MUTATOR_ACTOR);
+    this.pricingRng = new Prng(seed ^ 0x7072);
   }
 
   start(intervalMs: number, perTick: number): void {
@@ -58,6 +61,9 @@ export class Mutator {
     else if (r < 0.9) this.updateSimple('supportMoves');
     else if (r < 0.95) this.updateCustomer('customers');
     else this.updateCustomer('consignees');
+    // Every tenth step also edits a discount, rate or dynamic rule (add, change or remove):
+    // reference data changes far less often than loads.
+    if (this.steps % 10 === 0) this.store.pricing.step(this.pricingRng);
   }
 
   /** A live (not deleted) load position, biased three ways: any, oldest tenth, newest tenth. */

@@ -88,6 +88,7 @@ export async function startSimulator(input: Partial<SimulatorOptions> = {}): Pro
     mutate: async (count: number) => {
       mutator.run(count);
     },
+    editPricing: (list, action, index = 0) => store.pricing.apply(list, action, () => index),
     truth: (resource) => truth(store, resource),
     revokeRefreshTokens: () => auth.revokeRefreshTokens(),
     close: async () => {

@@ -20,6 +20,7 @@ import { generateSupportMove, supportMoveId } from './dataset/support-moves.js';
 import { EventLog } from './events.js';
 import { COLLECTION_CODES, parseId } from './ids.js';
 import type { SimulatorOptions } from './options.js';
+import { PricingBook } from './pricing-book.js';
 import { Timeline } from './timeline.js';
 
 /**
@@ -38,6 +39,8 @@ export class SimStore {
   readonly loadAudits: AuditLog;
   readonly customerAudits: AuditLog;
   readonly events: EventLog;
+  /** Customer discounts, rates and dynamic rates (small, stored whole). */
+  readonly pricing: PricingBook;
   /** Invoices created after start (load position → invoice position). */
   readonly invoiceOfLoad = new Map<number, number>();
   /** Load position of every invoice created after start. */
@@ -117,6 +120,7 @@ export class SimStore {
     this.loadAudits = new AuditLog(seed, 1);
     this.customerAudits = new AuditLog(seed, 2);
     this.events = new EventLog(clock);
+    this.pricing = new PricingBook(ctx, clock, startMs);
   }
 
   loadPositionByRef(ref: string): number | undefined {

@@ -1,7 +1,7 @@
 import type { ApiClient } from '../api/api-client.js';
 import { listBills } from '../api/endpoints/bills.js';
 import { listConsignees } from '../api/endpoints/consignees.js';
-import { listCustomerAudits, listCustomers } from '../api/endpoints/customers.js';
+import { getCustomerDynamicRates, listCustomerAudits, listCustomerDiscounts, listCustomerRates, listCustomers } from '../api/endpoints/customers.js';
 import { listInvoices } from '../api/endpoints/invoices.js';
 import { listChargeCodes, listLoadAudits, listLoadDocumentTypes, listLoads } from '../api/endpoints/loads.js';
 import { listSupportMoves } from '../api/endpoints/support-moves.js';
@@ -49,6 +49,9 @@ export const STREAM_PROBES: Readonly<Record<StreamName, Probe | null>> = {
   webhookEvents: async (client, signal) => ({ endpoint: 'GET /webhook/', records: (await listWebhookEvents(client, { skip: 0, limit: 1 }, signal)).items.length }),
   chargeCodes: async (client, signal) => ({ endpoint: 'GET /get-charge-codes', records: (await listChargeCodes(client, signal)).items.length }),
   loadDocumentTypes: async (client, signal) => ({ endpoint: 'GET /load-document-type', records: (await listLoadDocumentTypes(client, signal)).length }),
+  customerDiscounts: async (client, signal) => ({ endpoint: 'GET /customer-discount', records: (await listCustomerDiscounts(client, {}, signal)).items.length }),
+  customerRates: async (client, signal) => ({ endpoint: 'GET /customer-rates', records: (await listCustomerRates(client, { skip: 0, limit: 1 }, signal)).items.length }),
+  customerDynamicRates: async (client, signal) => ({ endpoint: 'GET /customer-dynamic-rates', records: (await getCustomerDynamicRates(client, signal)).rules.length }),
   events: null,
   loadDocuments: null,
 };

@@ -1,16 +1,22 @@
 import { z } from 'zod';
 import type { ApiClient } from '../api-client.js';
-import type { Page } from '../paging.js';
+import { partitionItems, type Page, type RejectedItem } from '../paging.js';
 import type { QueryParams } from '../query-string.js';
 import { unwrapNestedData } from '../schemas/envelope.js';
 import {
   auditRecordSchema,
+  customerDiscountSchema,
+  customerRateSchema,
   customerSchema,
-  looseRecordSchema,
+  dynamicRateRuleSchema,
+  dynamicRatesSchema,
   uploadedDocumentSchema,
   type AuditRecord,
   type Customer,
-  type LooseRecord,
+  type CustomerDiscount,
+  type CustomerRate,
+  type DynamicRateRule,
+  type DynamicRates,
   type UploadedDocument,
 } from '../schemas/resources.js';
 import type { AuditQuery } from './loads.js';
@@ -107,19 +113,34 @@ export async function uploadCustomerDocument(
   return result.data;
 }
 
-export async function listCustomerDiscounts(client: ApiClient, query: QueryParams, signal?: AbortSignal): Promise<LooseRecord[]> {
-  const result = await client.call({ method: 'GET', route: '/customer-discount', query, schema: z.array(looseRecordSchema), signal });
-  return result.data;
+/** `GET /customer-discount` query (spec §4.7); the answer is not paged. */
+export type CustomerDiscountQuery = QueryParams & { searchText?: string; caller?: string[]; consignee?: string[]; shipper?: string[]; carrierId?: string };
+
+export function listCustomerDiscounts(client: ApiClient, query: CustomerDiscountQuery, signal?: AbortSignal): Promise<Page<CustomerDiscount>> {
+  return listCall(client, '/customer-discount', query, customerDiscountSchema, { signal });
 }
 
-export async function listCustomerRates(client: ApiClient, query: QueryParams, signal?: AbortSignal): Promise<LooseRecord[]> {
-  const result = await client.call({ method: 'GET', route: '/customer-rates', query, schema: z.array(looseRecordSchema), signal });
-  return result.data;
+/** `GET /customer-rates` query (spec §4.7): skip/limit paged (§8 bounds), no `count`. */
+export type CustomerRateQuery = QueryParams & { skip?: number; limit?: number; searchText?: string; caller?: string[]; consignee?: string[]; shipper?: string[] };
+
+export function listCustomerRates(client: ApiClient, query: CustomerRateQuery, signal?: AbortSignal): Promise<Page<CustomerRate>> {
+  return listCall(client, '/customer-rates', query, customerRateSchema, { signal });
 }
 
-export async function getCustomerDynamicRates(client: ApiClient, signal?: AbortSignal): Promise<LooseRecord> {
-  const result = await client.call({ method: 'GET', route: '/customer-dynamic-rates', schema: looseRecordSchema, signal });
-  return result.data;
+/** The dynamic rates record without its rules, and the rules validated one by one. */
+export interface DynamicRatesAnswer {
+  header: Omit<NonNullable<DynamicRates>, 'rules'> | null;
+  rules: DynamicRateRule[];
+  rejected: RejectedItem[];
+}
+
+/** `GET /customer-dynamic-rates`: one record per account (spec §4.7); a rule that fails its schema is reported, not fatal. */
+export async function getCustomerDynamicRates(client: ApiClient, signal?: AbortSignal): Promise<DynamicRatesAnswer> {
+  const result = await client.call({ method: 'GET', route: '/customer-dynamic-rates', schema: dynamicRatesSchema, signal });
+  if (!result.data) return { header: null, rules: [], rejected: [] };
+  const { rules, ...header } = result.data;
+  const { items, rejected } = partitionItems(rules ?? [], dynamicRateRuleSchema);
+  return { header, rules: items, rejected };
 }
 
 /** Main: `GET /audit/customer`, paged by `pageToken`. */

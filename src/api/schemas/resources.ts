@@ -114,6 +114,49 @@ export type LoadDocument = z.infer<typeof loadDocumentSchema>;
 export const uploadedDocumentSchema = z.looseObject({ documentType: optionalString, url: optionalString });
 export type UploadedDocument = z.infer<typeof uploadedDocumentSchema>;
 
-/** Records the spec leaves mostly open (discounts, rates, dynamic rates). */
+/** Records the spec leaves mostly open. */
 export const looseRecordSchema = z.looseObject({});
 export type LooseRecord = z.infer<typeof looseRecordSchema>;
+
+/**
+ * Reference data the ERP prices with (spec §2.12). Only the identity and the dates are relied on
+ * (the `_id` is the stream key); the arrays (`discounts`, `pricing`, the parties) pass through as
+ * sent, for the mappings to read. An element without `_id` is rejected on its own (reported),
+ * never keyed by guesswork.
+ */
+export const customerDiscountSchema = z.looseObject({
+  _id: identifier,
+  createdAt: optionalDate,
+  updatedAt: optionalDate,
+  discounts: z.array(z.unknown()).nullable().optional(),
+});
+export type CustomerDiscount = z.infer<typeof customerDiscountSchema>;
+
+export const customerRateSchema = z.looseObject({
+  _id: identifier,
+  createdAt: optionalDate,
+  updatedAt: optionalDate,
+  pricing: z.array(z.unknown()).nullable().optional(),
+});
+export type CustomerRate = z.infer<typeof customerRateSchema>;
+
+/** A rule of the dynamic rates record; each rule is validated on its own. */
+export const dynamicRateRuleSchema = z.looseObject({
+  _id: identifier,
+  name: optionalString,
+  type: optionalString,
+  query: z.array(z.unknown()).nullable().optional(),
+});
+export type DynamicRateRule = z.infer<typeof dynamicRateRuleSchema>;
+
+/** `GET /customer-dynamic-rates` `data`: one record per account; `null` when none is set up. */
+export const dynamicRatesSchema = z
+  .looseObject({
+    _id: identifier.optional(),
+    carrier: optionalString,
+    createdAt: optionalDate,
+    updatedAt: optionalDate,
+    rules: z.array(z.unknown()).nullable().optional(),
+  })
+  .nullable();
+export type DynamicRates = z.infer<typeof dynamicRatesSchema>;

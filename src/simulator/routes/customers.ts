@@ -135,30 +135,6 @@ async function uploadCustomerDocument(ctx: RequestContext): Promise<RouteResult>
   return { data: { documentType, url } };
 }
 
-function staticList(name: string, n: number) {
-  return (ctx: RequestContext): RouteResult => {
-    const seed = ctx.sim.options.seed;
-    const store = ctx.sim.store;
-    const created = store.ctx.timelines.customers;
-    const items = Array.from({ length: n }, (_, i) => ({
-      _id: makeId(COLLECTION_CODES.misc, seed, 10_000_000 + i + (name === 'rates' ? 1000 : 0)),
-      createdAt: new Date(created.createdAtMs(0)).toISOString(),
-      updatedAt: new Date(created.createdAtMs(0)).toISOString(),
-      caller: [store.customers.config.id(i % Math.max(1, store.customers.baseCount))],
-      carrier: makeId(COLLECTION_CODES.misc, seed, 1),
-      terminals: [],
-      consignee: [],
-      shipper: [],
-      ...(name === 'rates' ? { pricing: [{ name: 'Base Price', amount: String(250 + i * 10) }] } : { discounts: [{ type: 'percentage', name: 'Volume', discounts: '5' }] }),
-    }));
-    if (name === 'rates') {
-      const { skip, limit } = pageParams(ctx.query, ctx.sim.options.variant === 'main' ? 50 : 100);
-      return { data: items.slice(skip, skip + limit) };
-    }
-    return { data: items };
-  };
-}
-
 export const customerRoutes: RouteDef[] = [
   { method: 'GET', pattern: '/customer', auth: 'access', handler: listCustomers('customers') },
   { method: 'POST', pattern: '/customer', auth: 'access', handler: createCustomer('customers') },
@@ -168,20 +144,4 @@ export const customerRoutes: RouteDef[] = [
   { method: 'POST', pattern: '/customer/document', auth: 'access', handler: uploadCustomerDocument },
   { method: 'GET', pattern: '/consignee', auth: 'access', handler: listCustomers('consignees') },
   { method: 'POST', pattern: '/consignee', auth: 'access', handler: createCustomer('consignees') },
-  { method: 'GET', pattern: '/customer-discount', auth: 'access', handler: staticList('discounts', 5) },
-  { method: 'GET', pattern: '/customer-rates', auth: 'access', handler: staticList('rates', 30) },
-  {
-    method: 'GET',
-    pattern: '/customer-dynamic-rates',
-    auth: 'access',
-    handler: (ctx) => ({
-      data: {
-        _id: makeId(COLLECTION_CODES.misc, ctx.sim.options.seed, 11_000_000),
-        carrier: makeId(COLLECTION_CODES.misc, ctx.sim.options.seed, 1),
-        createdAt: '2024-01-01T00:00:00.000Z',
-        updatedAt: '2024-01-01T00:00:00.000Z',
-        rules: [{ _id: makeId(COLLECTION_CODES.misc, ctx.sim.options.seed, 11_000_001), name: 'Overweight', type: 'fixed', query: [{ type: 'GROUP', value: 'AND', isNegated: false, children: [{ field: 'weight', operator: 'LARGER_EQUAL', value: 44000 }] }], index: 0, amount: 150, freeDays: 0, minimumAmount: 0, isManual: false, terminals: [] }],
-      },
-    }),
-  },
 ];

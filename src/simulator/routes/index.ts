@@ -5,5 +5,6 @@ import { billRoutes } from './bills.js';
 import { customerRoutes } from './customers.js';
 import { invoiceRoutes } from './invoices.js';
 import { loadRoutes } from './loads.js';
+import { pricingRoutes } from './pricing.js';
 
-export const allRoutes: RouteDef[] = [...authRoutes, ...loadRoutes, ...invoiceRoutes, ...billRoutes, ...customerRoutes, ...auditWebhookRoutes];
+export const allRoutes: RouteDef[] = [...authRoutes, ...loadRoutes, ...invoiceRoutes, ...billRoutes, ...customerRoutes, ...pricingRoutes, ...auditWebhookRoutes];

@@ -2,6 +2,7 @@ import type { ApiVariant } from '../../api/variant.js';
 import { STREAM_NAMES, type StreamName } from '../../config/stream-names.js';
 import type { AnyStreamDefinition } from '../stream-definition.js';
 import { customerAuditsStream, loadAuditsStream } from './audits.js';
+import { customerDiscountsStream, customerDynamicRatesStream, customerRatesStream } from './customer-pricing.js';
 import { billsStream } from './bills.js';
 import { consigneesStream, customersStream } from './customers.js';
 import { invoicesStream } from './invoices.js';
@@ -28,6 +29,9 @@ const DEFINITIONS: Readonly<Record<StreamName, AnyStreamDefinition>> = {
   webhookEvents: webhookEventsStream,
   chargeCodes: chargeCodesStream,
   loadDocumentTypes: loadDocumentTypesStream,
+  customerDiscounts: customerDiscountsStream,
+  customerRates: customerRatesStream,
+  customerDynamicRates: customerDynamicRatesStream,
   events: eventsStream,
   loadDocuments: loadDocumentsStream,
 };
