@@ -15,7 +15,7 @@ import {
 } from './errors.js';
 import { HttpTransport, type TransportResponse } from './http-transport.js';
 import type { QueryParams } from './query-string.js';
-import type { RequestEncoding } from './request-body.js';
+import { defaultRequestEncoding, type RequestEncoding } from './request-body.js';
 import { RateBudget, type RateBudgetOptions } from './rate-budget.js';
 import { decideRetry, DEFAULT_RETRY, parseRetryAfter, type RetryOptions } from './retry-policy.js';
 import { errorEnvelopeSchema, successEnvelopeSchema, type SuccessEnvelope } from './schemas/envelope.js';
@@ -42,7 +42,7 @@ export interface ApiClientOptions {
   retry?: Partial<RetryOptions>;
   userAgent?: string;
   events?: ApiClientEvents;
-  /** Encoding of every request body that is not a file upload (config `api.requestEncoding`); default json. */
+  /** Encoding of every request body that is not a file upload (config `api.requestEncoding`); default per variant (§5.2). */
   requestEncoding?: RequestEncoding;
 }
 
@@ -102,7 +102,7 @@ export class ApiClient {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.logger = options.logger;
     this.events = options.events ?? {};
-    this.requestEncoding = options.requestEncoding ?? 'json';
+    this.requestEncoding = options.requestEncoding ?? defaultRequestEncoding(options.variant);
     this.clock = new ServerClock();
     this.retry = { ...DEFAULT_RETRY, ...options.retry };
     const rate = options.rateLimit ?? { requestsPerSecond: 8, maxInFlight: 4, adaptive: true };
