@@ -5,6 +5,7 @@ import { registerSecret } from '../util/secrets.js';
 import type { ApiClientEvents, ApiClientStats } from './client-events.js';
 import {
   ApiAuthError,
+  ApiEncodingError,
   ApiError,
   ApiNetworkError,
   ApiResponseError,
@@ -14,6 +15,7 @@ import {
 } from './errors.js';
 import { HttpTransport, type TransportResponse } from './http-transport.js';
 import type { QueryParams } from './query-string.js';
+import { defaultRequestEncoding, type RequestEncoding } from './request-body.js';
 import { RateBudget, type RateBudgetOptions } from './rate-budget.js';
 import { decideRetry, DEFAULT_RETRY, parseRetryAfter, type RetryOptions } from './retry-policy.js';
 import { errorEnvelopeSchema, successEnvelopeSchema, type SuccessEnvelope } from './schemas/envelope.js';
@@ -40,6 +42,8 @@ export interface ApiClientOptions {
   retry?: Partial<RetryOptions>;
   userAgent?: string;
   events?: ApiClientEvents;
+  /** Encoding of every request body that is not a file upload (config `api.requestEncoding`); default per variant (§5.2). */
+  requestEncoding?: RequestEncoding;
 }
 
 export interface ApiCall<T> {
@@ -79,6 +83,7 @@ export class ApiClient {
   readonly clock: ServerClock;
   readonly budget: RateBudget;
   readonly tokens: TokenManager;
+  readonly requestEncoding: RequestEncoding;
   readonly stats: ApiClientStats = {
     requests: 0,
     responsesByStatus: {},
@@ -97,6 +102,7 @@ export class ApiClient {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.logger = options.logger;
     this.events = options.events ?? {};
+    this.requestEncoding = options.requestEncoding ?? defaultRequestEncoding(options.variant);
     this.clock = new ServerClock();
     this.retry = { ...DEFAULT_RETRY, ...options.retry };
     const rate = options.rateLimit ?? { requestsPerSecond: 8, maxInFlight: 4, adaptive: true };
@@ -106,6 +112,7 @@ export class ApiClient {
       timeoutMs: options.timeoutMs ?? 30_000,
       userAgent: options.userAgent,
       maxSockets: Math.max(4, rate.maxInFlight * 2),
+      requestEncoding: this.requestEncoding,
     });
     const credentials = options.credentials;
     if ('clientSecret' in credentials) registerSecret(credentials.clientSecret);
@@ -176,7 +183,7 @@ export class ApiClient {
           attempt -= 1;
           continue;
         }
-        const result = this.interpret(response, endpoint, spec.schema);
+        const result = this.interpret(response, endpoint, spec.schema, this.encodingOf(spec.body));
         this.budget.onSuccess();
         return result;
       } catch (error) {
@@ -242,7 +249,13 @@ export class ApiClient {
     }, spec.signal);
   }
 
-  private interpret<T>(response: TransportResponse, endpoint: EndpointRef, schema: z.ZodType<T>): ApiResult<T> {
+  /** How a body went out: uploads are multipart whatever the setting; no body, nothing to blame. */
+  private encodingOf(body: unknown): RequestEncoding | undefined {
+    if (body === undefined) return undefined;
+    return typeof FormData !== 'undefined' && body instanceof FormData ? undefined : this.requestEncoding;
+  }
+
+  private interpret<T>(response: TransportResponse, endpoint: EndpointRef, schema: z.ZodType<T>, sent: RequestEncoding | undefined): ApiResult<T> {
     const { status, body } = response;
     const json = tryParseJson(body);
     if (status < 200 || status >= 300) {
@@ -250,12 +263,14 @@ export class ApiClient {
       const message = envelope?.success && envelope.data.message !== undefined
         ? String(envelope.data.message)
         : describeNonJsonBody(response);
+      const serverRoute = envelope?.success ? envelope.data.self : undefined;
+      if (sent && refusesEncoding(status, message, sent)) throw new ApiEncodingError({ status, endpoint, serverMessage: message, serverRoute, sent });
       const serverDate = response.headers.date ? Date.parse(response.headers.date) : Date.now();
       throw new ApiError({
         status,
         endpoint,
         serverMessage: message,
-        serverRoute: envelope?.success ? envelope.data.self : undefined,
+        serverRoute,
         retryAfterMs: status === 429 ? parseRetryAfter(response.headers['retry-after'], Number.isNaN(serverDate) ? Date.now() : serverDate) : undefined,
       });
     }
@@ -281,6 +296,15 @@ export class ApiClient {
     }
     return { data: data.data, envelope: envelope.data, status };
   }
+}
+
+/**
+ * 415 Unsupported Media Type is the server refusing the encoding; a 400 that asks for multipart
+ * while JSON went out means the same (the spec does not say which status a server uses, §7).
+ */
+function refusesEncoding(status: number, message: string, sent: RequestEncoding): boolean {
+  if (status === 415) return true;
+  return status === 400 && sent === 'json' && /multipart/i.test(message);
 }
 
 type JsonParse = { ok: true; value: unknown } | { ok: false; reason: string };

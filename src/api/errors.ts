@@ -112,3 +112,21 @@ export class ApiRetriesExhaustedError extends FreightSyncError {
 export function isApiError(error: unknown): error is ApiError {
   return error instanceof ApiError;
 }
+
+/**
+ * The server refused the body's encoding (HTTP 415, or a 400 that asks for multipart): every write
+ * would fail the same way, so the message names the setting to change, `api.requestEncoding`.
+ */
+export class ApiEncodingError extends ApiError {
+  readonly sent: 'json' | 'multipart';
+
+  constructor(args: { status: number; endpoint: EndpointRef; serverMessage: string; serverRoute?: string; sent: 'json' | 'multipart' }) {
+    super(args);
+    this.sent = args.sent;
+    const answer = `it answered HTTP ${args.status}: ${this.serverMessage}`;
+    this.message =
+      args.sent === 'json'
+        ? `${describeEndpoint(args.endpoint)}: the server expects multipart/form-data request bodies, not JSON (${answer}); set api.requestEncoding: multipart`
+        : `${describeEndpoint(args.endpoint)}: the server refused the multipart/form-data body (${answer}); set api.requestEncoding: json`;
+  }
+}

@@ -3,6 +3,7 @@ import https from 'node:https';
 import axios, { type AxiosInstance, isAxiosError } from 'axios';
 import { ApiNetworkError, type EndpointRef } from './errors.js';
 import { encodeQuery, type QueryParams } from './query-string.js';
+import { encodeRequestBody, type RequestEncoding } from './request-body.js';
 
 export interface TransportRequest {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -10,7 +11,7 @@ export interface TransportRequest {
   path: string;
   endpoint: EndpointRef;
   query?: QueryParams;
-  /** JSON body, or FormData for multipart uploads. */
+  /** A plain object (sent in the transport's `requestEncoding`), or FormData for document uploads. */
   body?: unknown;
   bearer?: string;
   signal?: AbortSignal;
@@ -28,6 +29,8 @@ export interface TransportOptions {
   timeoutMs: number;
   userAgent?: string;
   maxSockets?: number;
+  /** How plain-object bodies are encoded (config `api.requestEncoding`); default json. */
+  requestEncoding?: RequestEncoding;
 }
 
 /**
@@ -40,8 +43,10 @@ export class HttpTransport {
   private readonly axios: AxiosInstance;
   private readonly httpAgent: http.Agent;
   private readonly httpsAgent: https.Agent;
+  private readonly requestEncoding: RequestEncoding;
 
   constructor(options: TransportOptions) {
+    this.requestEncoding = options.requestEncoding ?? 'json';
     const maxSockets = options.maxSockets ?? 16;
     this.httpAgent = new http.Agent({ keepAlive: true, maxSockets });
     this.httpsAgent = new https.Agent({ keepAlive: true, maxSockets });
@@ -67,13 +72,14 @@ export class HttpTransport {
     const url = query ? `${request.path}?${query}` : request.path;
     const headers: Record<string, string> = {};
     if (request.bearer) headers.Authorization = `Bearer ${request.bearer}`;
-    const isForm = typeof FormData !== 'undefined' && request.body instanceof FormData;
-    if (request.body !== undefined && !isForm) headers['Content-Type'] = 'application/json';
+    // Every write's body is encoded here, so each endpoint (new ones included) gets the configured encoding.
+    const encoded = request.body === undefined ? undefined : encodeRequestBody(request.body, this.requestEncoding);
+    if (encoded?.contentType) headers['Content-Type'] = encoded.contentType;
     try {
       const response = await this.axios.request<string>({
         method: request.method,
         url,
-        data: request.body === undefined ? undefined : isForm ? request.body : JSON.stringify(request.body),
+        data: encoded?.data,
         headers,
         signal: request.signal,
       });

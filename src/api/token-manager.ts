@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { isAbortError, sleep } from '../util/abort.js';
 import type { Logger } from '../util/logger.js';
 import { registerSecret } from '../util/secrets.js';
-import { ApiAuthError, ApiError } from './errors.js';
+import { ApiAuthError, ApiEncodingError, ApiError } from './errors.js';
 import { readJwtTimes } from './jwt.js';
 import type { TokenRecord } from './schemas/resources.js';
 import type { ServerClock } from './server-clock.js';
@@ -247,7 +247,8 @@ export class TokenManager {
       try {
         record = await endpoints.retrieveToken(credentials.clientId, credentials.clientSecret, signal);
       } catch (error) {
-        if (error instanceof ApiError && (error.status === 401 || error.status === 403 || error.status === 400)) {
+        // A refused encoding is about api.requestEncoding, not the credentials: its own message says so.
+        if (error instanceof ApiError && !(error instanceof ApiEncodingError) && (error.status === 401 || error.status === 403 || error.status === 400)) {
           throw new ApiAuthError(
             `POST /retrieve-token rejected the configured clientId/clientSecret (HTTP ${error.status}: ${error.serverMessage})`,
             { cause: error },

@@ -90,6 +90,7 @@ export async function openApp(loaded: LoadedConfig, options: OpenAppOptions): Pr
       baseUrl: config.api.baseUrl,
       variant: config.api.variant,
       credentials: config.api.auth,
+      requestEncoding: config.api.requestEncoding,
       tokenStore: stores.tokens,
       logger: options.logger.child({ component: 'api' }),
       timeoutMs: config.api.timeout,

@@ -6,6 +6,8 @@ import { cronFieldProblem } from './cron-fields.js';
 import { describeValue } from './format-issues.js';
 import {
   API_VARIANTS,
+  REQUEST_ENCODINGS,
+  defaultRequestEncoding,
   LOG_LEVELS,
   STREAM_NAMES,
   type ApiAuthConfig,
@@ -129,16 +131,20 @@ const retrySchema = z.strictObject({
   maxDelay: isoDuration().prefault('PT60S'),
 });
 
-const apiSchema = z.strictObject({
-  variant: z.enum(API_VARIANTS),
-  baseUrl: httpUrl(),
-  auth: authSchema,
-  refreshBeforeExpiry: isoDuration().prefault('PT60S'),
-  timeout: isoDuration().prefault('PT30S'),
-  userAgent: nonEmptyString().optional(),
-  rateLimit: rateLimitSchema.prefault({}),
-  retry: retrySchema.prefault({}),
-});
+const apiSchema = z
+  .strictObject({
+    variant: z.enum(API_VARIANTS),
+    baseUrl: httpUrl(),
+    auth: authSchema,
+    // Default per variant, from spec §5.2 (see docs/configuration.md).
+    requestEncoding: z.enum(REQUEST_ENCODINGS).optional(),
+    refreshBeforeExpiry: isoDuration().prefault('PT60S'),
+    timeout: isoDuration().prefault('PT30S'),
+    userAgent: nonEmptyString().optional(),
+    rateLimit: rateLimitSchema.prefault({}),
+    retry: retrySchema.prefault({}),
+  })
+  .transform(({ requestEncoding, ...api }) => ({ ...api, requestEncoding: requestEncoding ?? defaultRequestEncoding(api.variant) }));
 
 /* ---------------------------------------------------------------- state, log */
 

@@ -5,6 +5,8 @@
  */
 import type { ApiVariant } from '../api/variant.js';
 export { API_VARIANTS, type ApiVariant } from '../api/variant.js';
+import type { RequestEncoding } from '../api/request-body.js';
+export { REQUEST_ENCODINGS, defaultRequestEncoding, type RequestEncoding } from '../api/request-body.js';
 
 import type { StreamName } from './stream-names.js';
 export { STREAM_NAMES, isStreamName, type StreamName } from './stream-names.js';
@@ -48,6 +50,8 @@ export interface ApiConfig {
   /** Ends in the version segment, e.g. `https://host/v1`; never a trailing slash. */
   baseUrl: string;
   auth: ApiAuthConfig;
+  /** Body encoding of writes other than file uploads; the default depends on the variant (§5.2). */
+  requestEncoding: RequestEncoding;
   /** Milliseconds before the access token's expiry at which it is refreshed. */
   refreshBeforeExpiry: number;
   /** Per-request timeout, milliseconds. */

@@ -1,4 +1,4 @@
-import { ApiAuthError, ApiError, ApiNetworkError, ApiResponseError, ApiRetriesExhaustedError, ApiUnsupportedError } from '../api/errors.js';
+import { ApiAuthError, ApiEncodingError, ApiError, ApiNetworkError, ApiResponseError, ApiRetriesExhaustedError, ApiUnsupportedError } from '../api/errors.js';
 import { isAbortError } from '../util/abort.js';
 
 /**
@@ -30,6 +30,8 @@ export function classifyFailure(error: unknown): FailureClass {
 /** The API's own words for a rejection, e.g. `HTTP 400: preSetOrderStatus is not an allowed value`. */
 export function describeRejection(error: unknown): string {
   if (error instanceof ApiRetriesExhaustedError) return describeRejection(error.lastError);
+  // An encoding refusal is a setting to change, not a bad row: its message names api.requestEncoding.
+  if (error instanceof ApiEncodingError) return error.message;
   if (error instanceof ApiError) return `the API rejected it (HTTP ${error.status}): ${error.serverMessage}`;
   return error instanceof Error ? error.message : String(error);
 }

@@ -13,18 +13,23 @@ export interface UploadedFile {
 
 export interface ParsedBody {
   kind: 'json' | 'form' | 'empty';
+  /** The media type of the request (`multipart/form-data`, `application/json`, …), '' when none. */
+  mediaType: string;
   fields: Record<string, unknown>;
   files: UploadedFile[];
 }
 
 /**
  * Reads a request body: JSON, or multipart / url-encoded form (the brokerage documentation says
- * its calls are multipart). Form fields are strings; a field that looks like JSON stays a string.
+ * its calls are multipart). Form fields decode as the client encodes them (src/api/request-body.ts):
+ * a part marked `Content-Type: application/json` is parsed as JSON, any other part stays a string
+ * (a text field that merely looks like JSON stays a string); repeated names make an array.
  */
 export async function readBody(req: IncomingMessage): Promise<ParsedBody> {
   const type = (req.headers['content-type'] ?? '').toLowerCase();
-  if (type.startsWith('multipart/form-data') || type.startsWith('application/x-www-form-urlencoded')) {
-    return readForm(req);
+  const mediaType = type.split(';')[0]!.trim();
+  if (mediaType === 'multipart/form-data' || mediaType === 'application/x-www-form-urlencoded') {
+    return readForm(req, mediaType);
   }
   const chunks: Buffer[] = [];
   let size = 0;
@@ -34,7 +39,7 @@ export async function readBody(req: IncomingMessage): Promise<ParsedBody> {
     chunks.push(chunk);
   }
   const text = Buffer.concat(chunks).toString('utf8');
-  if (text.trim() === '') return { kind: 'empty', fields: {}, files: [] };
+  if (text.trim() === '') return { kind: 'empty', mediaType, fields: {}, files: [] };
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -42,21 +47,31 @@ export async function readBody(req: IncomingMessage): Promise<ParsedBody> {
     throw new HttpError(400, 'request body is not valid JSON');
   }
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new HttpError(400, 'request body must be a JSON object');
-  return { kind: 'json', fields: parsed as Record<string, unknown>, files: [] };
+  return { kind: 'json', mediaType, fields: parsed as Record<string, unknown>, files: [] };
 }
 
-function readForm(req: IncomingMessage): Promise<ParsedBody> {
+function readForm(req: IncomingMessage, mediaType: string): Promise<ParsedBody> {
   return new Promise((resolve, reject) => {
     let parser: busboy.Busboy;
     try {
-      parser = busboy({ headers: req.headers, limits: { fileSize: MAX_BODY_BYTES } });
+      parser = busboy({ headers: req.headers, limits: { fileSize: MAX_BODY_BYTES, fieldSize: MAX_BODY_BYTES } });
     } catch (error) {
       reject(new HttpError(400, `malformed form body: ${(error as Error).message}`));
       return;
     }
     const fields: Record<string, unknown> = {};
     const files: UploadedFile[] = [];
-    parser.on('field', (name, value) => {
+    let failure: HttpError | undefined;
+    parser.on('field', (name, text, info) => {
+      let value: unknown = text;
+      if (info.mimeType === 'application/json') {
+        try {
+          value = JSON.parse(text);
+        } catch {
+          failure ??= new HttpError(400, `form field ${name} is marked application/json but is not valid JSON`);
+          return;
+        }
+      }
       const existing = fields[name];
       if (existing === undefined) fields[name] = value;
       else fields[name] = Array.isArray(existing) ? [...existing, value] : [existing, value];
@@ -69,7 +84,7 @@ function readForm(req: IncomingMessage): Promise<ParsedBody> {
       stream.on('end', () => files.push({ field, filename: info.filename ?? '', mimeType: info.mimeType, size }));
     });
     parser.on('error', (error: Error) => reject(new HttpError(400, `malformed form body: ${error.message}`)));
-    parser.on('close', () => resolve({ kind: 'form', fields, files }));
+    parser.on('close', () => (failure ? reject(failure) : resolve({ kind: 'form', mediaType, fields, files })));
     req.pipe(parser);
   });
 }

@@ -1,3 +1,13 @@
+import {
+  ACCEPT_REJECT_CODES,
+  MILESTONES,
+  appointmentChangedValues,
+  brokerageEventTypeOfField,
+  milestonePayload,
+  tenderPayload,
+  type Milestone,
+  type TenderStatus,
+} from './brokerage-events.js';
 import type { Rec } from './collection.js';
 import { BILLED_STATUSES, BROKERAGE_STATUS_NAMES } from './dataset/constants.js';
 import type { CustomerKind } from './dataset/customers.js';
@@ -61,6 +71,43 @@ export class Changes {
 
   /** Applies field changes to a load; returns the new record. `now` lets a batch share one timestamp. */
   updateLoad(p: number, changes: Record<string, unknown>, actor: Actor, now = this.store.clock.iso()): Load {
+    const { next, changed } = this.applyLoad(p, changes, actor, now);
+    const brokerage = this.ctx.variant === 'brokerage';
+    const byType = new Map<string, Record<string, unknown>>();
+    for (const [key, value] of Object.entries(changed)) {
+      const type = (brokerage ? brokerageEventTypeOfField(key) : undefined) ?? eventTypeOfField(key);
+      const group = byType.get(type) ?? {};
+      group[key] = value;
+      byType.set(type, group);
+    }
+    for (const [type, values] of byType) {
+      if (type === 'load#status_updated' && brokerage) {
+        this.emitLoadEvent(type, next, { time: now, status: BROKERAGE_STATUS_NAMES[String(values['status'])] ?? values['status'] });
+      } else if (type.startsWith('appointments#')) {
+        this.emitLoadEvent(type, next, appointmentChangedValues(this.store, type, next));
+      } else {
+        this.emitLoadEvent(type, next, values);
+      }
+    }
+    return next;
+  }
+
+  /** Brokerage: a milestone (e.g. `outgated`) sets its date and `milestoneStatus`; one `load#milestone`, no other event. */
+  recordMilestone(p: number, event: Milestone, actor: Actor, now = this.store.clock.iso()): Load {
+    const { next } = this.applyLoad(p, { milestoneStatus: event, [MILESTONES[event]]: now }, actor, now);
+    this.emit('load#milestone', milestonePayload(next, event, now, now));
+    return next;
+  }
+
+  /** Brokerage: a tender accepted or rejected (its EDI code kept in `acceptRejectCode`); one `tendor#status_changed`. */
+  changeTender(p: number, status: TenderStatus, actor: Actor, now = this.store.clock.iso()): Load {
+    const { next } = this.applyLoad(p, { acceptRejectCode: ACCEPT_REJECT_CODES[status] }, actor, now);
+    this.emit('tendor#status_changed', tenderPayload(next, status));
+    return next;
+  }
+
+  /** Stores a load's changes with their audit and billing consequences; events are the caller's. */
+  private applyLoad(p: number, changes: Record<string, unknown>, actor: Actor, now: string): { next: Load; changed: Record<string, unknown> } {
     const old = this.store.loads.get(p);
     if (!old) throw new Error(`no load at ${p}`);
     const changed: Record<string, unknown> = {};
@@ -73,20 +120,6 @@ export class Changes {
     const next: Load = { ...old, ...changed, updatedAt: now };
     if ('status' in changed) next['lastUpdatedStatusAt'] = now;
     this.store.loads.put(p, next);
-    const byType = new Map<string, Record<string, unknown>>();
-    for (const [key, value] of Object.entries(changed)) {
-      const type = eventTypeOfField(key);
-      const group = byType.get(type) ?? {};
-      group[key] = value;
-      byType.set(type, group);
-    }
-    for (const [type, values] of byType) {
-      if (type === 'load#status_updated' && this.ctx.variant === 'brokerage') {
-        this.emitLoadEvent(type, next, { time: now, status: BROKERAGE_STATUS_NAMES[String(values['status'])] ?? values['status'] });
-      } else {
-        this.emitLoadEvent(type, next, values);
-      }
-    }
     if (this.ctx.variant === 'main' && Object.keys(changed).length > 0) {
       const notes = Object.keys(changed).some((k) => NOTE_FIELDS.has(k));
       this.store.loadAudits.add({
@@ -101,7 +134,7 @@ export class Changes {
     if ('status' in changed && (BILLED_STATUSES as readonly string[]).includes(String(changed['status']))) {
       this.ensureInvoice(p, now);
     }
-    return next;
+    return { next, changed };
   }
 
   /** Creates a load from an already validated body. */

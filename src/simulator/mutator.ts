@@ -1,3 +1,4 @@
+import { MILESTONES, TENDER_STATUSES, type Milestone } from './brokerage-events.js';
 import { MUTATOR_ACTOR, type Changes } from './changes.js';
 import { BILL_STATUSES, LOAD_FLOW } from './dataset/constants.js';
 import type { Load } from './dataset/loads.js';
@@ -16,6 +17,8 @@ export class Mutator {
   private readonly invoiceLifecycle: InvoiceLifecycle;
   /** Reference-data edits draw from their own stream, so the other steps' draws stay as they were. */
   private readonly pricingRng: Prng;
+  /** Brokerage-only changes draw from their own stream, so every other draw stays as it was. */
+  private readonly brokerageRng: Prng;
   steps = 0;
 
   /** `lifecycle`: also rebill, sub-customer, combine and void invoices (option `invoiceLifecycle`, read live). */
@@ -29,6 +32,7 @@ export class Mutator {
     // Its own random stream: switching the lifecycle on leaves every other step's draws alone.
     this.invoiceLifecycle = new InvoiceLifecycle(store, changes, new Prng(seed ^ 0x1f0c), MUTATOR_ACTOR);
     this.pricingRng = new Prng(seed ^ 0x7072);
+    this.brokerageRng = new Prng(seed ^ 0x0b4e);
   }
 
   start(intervalMs: number, perTick: number): void {
@@ -104,8 +108,23 @@ export class Mutator {
         : kind === 3 ? { sealNo: `SEAL${n}` }
         : kind === 4 ? { freight: load['freight'] === 'HOLD' ? 'RELEASED' : 'HOLD' }
         : { temperature: `${-20 + this.rng.int(40)}F`, pickupTimes: [{ ...(((load['pickupTimes'] as Load[]) ?? [])[0] ?? {}), pickupFromTime: now }] };
-      this.changes.updateLoad(q, change, MUTATOR_ACTOR, now);
+      if (kind === 5 && this.store.ctx.variant === 'brokerage') this.brokerageChange(q, load, change, now);
+      else this.changes.updateLoad(q, change, MUTATOR_ACTOR, now);
     }
+  }
+
+  /**
+   * Brokerage: the appointment change above, or one that emits another brokerage-only event
+   * (§6.3): consignee appointment, port return window, milestone, tender answer.
+   */
+  private brokerageChange(q: number, load: Load, pickupChange: Record<string, unknown>, now: string): void {
+    const choice = this.brokerageRng.int(5);
+    const day = 86_400_000;
+    if (choice === 0) this.changes.updateLoad(q, pickupChange, MUTATOR_ACTOR, now);
+    else if (choice === 1) this.changes.updateLoad(q, { deliveryTimes: [{ ...(((load['deliveryTimes'] as Load[]) ?? [])[0] ?? {}), deliveryFromTime: now }] }, MUTATOR_ACTOR, now);
+    else if (choice === 2) this.changes.updateLoad(q, { returnFromTime: now, returnToTime: new Date(Date.parse(now) + day).toISOString() }, MUTATOR_ACTOR, now);
+    else if (choice === 3) this.changes.recordMilestone(q, this.brokerageRng.pick(Object.keys(MILESTONES) as Milestone[]), MUTATOR_ACTOR, now);
+    else this.changes.changeTender(q, this.brokerageRng.pick(TENDER_STATUSES), MUTATOR_ACTOR, now);
   }
 
   private createLoad(): void {

@@ -57,6 +57,12 @@ export const simulatorOptionsSchema = z.object({
   pageDelayMs: z.number().int().min(0).default(0),
   /** Responses and webhook bodies in the shapes real API output has (real-shapes.ts); the store keeps the spec's. */
   realShapes: z.boolean().default(false),
+  /**
+   * Accept only the request encoding the spec states: on brokerage every request body must be
+   * multipart/form-data (§5.2), anything else is a 415. Main states JSON as "recommended" only,
+   * so it keeps accepting both. Off by default: the lenient server takes either.
+   */
+  strictEncoding: z.boolean().default(false),
 });
 
 export type SimulatorOptions = z.infer<typeof simulatorOptionsSchema>;
@@ -73,13 +79,14 @@ export const configurePatchSchema = z
     accessTokenTtlMs: z.number().int().positive(),
     pageDelayMs: z.number().int().min(0),
     invoiceLifecycle: z.boolean(),
+    strictEncoding: z.boolean(),
   })
   .partial();
 
 export type ConfigurePatch = Partial<
   Pick<
     SimulatorOptions,
-    'rateLimit' | 'faults' | 'ambiguousCreateRate' | 'clockOffsetMs' | 'mutator' | 'webhooks' | 'accessTokenTtlMs' | 'pageDelayMs' | 'invoiceLifecycle'
+    'rateLimit' | 'faults' | 'ambiguousCreateRate' | 'clockOffsetMs' | 'mutator' | 'webhooks' | 'accessTokenTtlMs' | 'pageDelayMs' | 'invoiceLifecycle' | 'strictEncoding'
   >
 >;
 

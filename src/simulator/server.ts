@@ -93,7 +93,7 @@ async function handleApi(sim: SimContext, router: Router, req: IncomingMessage, 
     self,
     params: match.params,
     query: new QueryParams(url.search),
-    body: () => (parsed ??= readBody(req)),
+    body: () => (parsed ??= readBody(req).then((body) => checkEncoding(sim, body))),
   };
   let status = 200;
   let body: Record<string, unknown>;
@@ -136,6 +136,13 @@ async function handleApi(sim: SimContext, router: Router, req: IncomingMessage, 
     return;
   }
   answer(status, body);
+}
+
+/** Strict mode: a brokerage body that is not multipart/form-data is refused as §5.2 would have it. */
+function checkEncoding(sim: SimContext, body: ParsedBody): ParsedBody {
+  if (!sim.options.strictEncoding || sim.options.variant !== 'brokerage' || body.kind === 'empty') return body;
+  if (body.mediaType === 'multipart/form-data') return body;
+  throw new HttpError(415, `request bodies must be multipart/form-data on this server (spec §5.2), not ${body.mediaType || 'a body without Content-Type'}`);
 }
 
 /** Faults that replace the answer entirely. Returns true when the request is finished. */

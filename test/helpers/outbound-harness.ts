@@ -17,6 +17,8 @@ export interface OutboundConfigOptions {
   outbound?: Record<string, unknown>;
   connectors?: Record<string, unknown>;
   rateLimit?: Record<string, unknown>;
+  /** Merged into the `api` block (e.g. `requestEncoding`). */
+  api?: Record<string, unknown>;
 }
 
 /** A config against the simulator with the customers/consignees streams (for ERP codes) and outbound on. */
@@ -38,6 +40,7 @@ export function outboundConfigRaw(options: OutboundConfigOptions): Record<string
         rateLimit: { requestsPerSecond: 2000, maxInFlight: 8, adaptive: true, ...(options.rateLimit ?? {}) },
         retry: { maxAttempts: 12, baseDelay: 'PT0.02S', maxDelay: 'PT0.5S', maxElapsed: 'PT2M' },
         timeout: 'PT5S',
+        ...(options.api ?? {}),
       },
       connectors: { out: { type: 'csv', options: { directory: path.join(options.dir, 'out') } }, ...(options.connectors ?? {}) },
       outbound: {

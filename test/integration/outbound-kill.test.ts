@@ -38,25 +38,38 @@ function doneCount(statePath: string): number {
 /**
  * `kill -9` in the middle of a push (the compiled CLI as a child process), then a rerun: still
  * exactly one load per ERP key, and the rerun writes back every reference number. Needs
- * `npm run build` first (dist/).
+ * `npm run build` first (dist/). Brokerage runs against the strict simulator (multipart only).
  */
-describe.skipIf(!fs.existsSync(BIN))('outbound push survives kill -9', () => {
+describe.skipIf(!fs.existsSync(BIN)).each(['main', 'brokerage'] as const)('outbound push survives kill -9, %s', (variant) => {
   let sim: SimulatorHandle;
   beforeAll(async () => {
-    sim = await startSim({ loads: 200, customers: 10, consignees: 5, ambiguousCreateRate: 0.2, faults: { rate: 0.1, kinds: ['500', '502', 'drop', 'truncated'], slowMs: 0 } });
+    sim = await startSim({
+      variant,
+      strictEncoding: variant === 'brokerage',
+      loads: 200,
+      customers: 10,
+      consignees: 5,
+      ambiguousCreateRate: 0.2,
+      faults: { rate: 0.1, kinds: ['500', '502', 'drop', 'truncated'], slowMs: 0 },
+    });
   });
   afterAll(async () => sim.close());
 
   it('reconciles the commands in flight at the kill and never creates a load twice', async () => {
-    const dir = tempDir('outbound-kill');
+    const dir = tempDir(`outbound-kill-${variant}`);
     let caller = '';
     for await (const c of sim.truth('customers')) {
       caller = String(c['_id']);
       break;
     }
+    let consignee = '';
+    for await (const c of sim.truth('consignees')) {
+      consignee = String(c['_id']);
+      break;
+    }
     const config = {
       api: {
-        variant: 'main',
+        variant,
         baseUrl: sim.baseUrl,
         auth: { clientId: sim.options.clientId, clientSecret: sim.options.clientSecret },
         // Slow enough to kill it half-way.
@@ -70,9 +83,13 @@ describe.skipIf(!fs.existsSync(BIN))('outbound push survives kill -9', () => {
       outbound: { enabled: true, sources: ['erp_inbox'], concurrency: 8, backoff: { base: 'PT0.05S', max: 'PT1S' }, reconcileDelay: 'PT0.2S' },
     };
     fs.writeFileSync(path.join(dir, 'freight-sync.yaml'), stringify(config));
-    writeCreatesCsv(path.join(dir, 'inbox', 'orders.csv'), N);
-    // ERP codes need the customers stream; this file uses the caller's API id instead.
-    const csv = fs.readFileSync(path.join(dir, 'inbox', 'orders.csv'), 'utf8').replaceAll('CUS000001', caller).replaceAll('CUS000002;CUS000003', caller);
+    writeCreatesCsv(path.join(dir, 'inbox', 'orders.csv'), N, csvKey, variant);
+    // ERP codes need the customers stream; this file uses the caller's (and consignee's) API id instead.
+    const csv = fs
+      .readFileSync(path.join(dir, 'inbox', 'orders.csv'), 'utf8')
+      .replaceAll('CUS000001', caller)
+      .replaceAll('CUS000002;CUS000003', caller)
+      .replaceAll('CON000001', consignee);
     fs.writeFileSync(path.join(dir, 'inbox', 'orders.csv'), csv);
     fs.writeFileSync(path.join(dir, 'inbox', 'orders.csv.done'), '');
 

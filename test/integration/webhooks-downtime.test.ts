@@ -2,6 +2,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listWebhookEvents } from '../../src/api/endpoints/webhook-events.js';
 import type { SimulatorHandle } from '../../src/simulator/index.js';
+import { LOAD_FAMILIES } from '../../src/webhooks/refresh.js';
+import { parseEvent } from '../../src/webhooks/webhook-event.js';
 import { capturingLogger } from '../helpers/log-capture.js';
 import { freePort, startDaemon, webhookUrl, type RunningDaemon } from '../helpers/daemon-harness.js';
 import { ageChangesPastSafetyLag, collectTruth, compareWithTruth, latestByKey, pullConfig, readCsvRows, startSim, syncOnce, tempDir } from '../helpers/pull-harness.js';
@@ -22,15 +24,25 @@ async function until(check: () => boolean | Promise<boolean>, timeoutMs: number,
   }
 }
 
-describe('webhooks after downtime', () => {
+/** Every load a logged event names, with when it was logged (both variants' shapes, brokerage-only families included). */
+function loadEventsOf(items: Array<Record<string, any>>): Array<{ ref: string; at: number }> {
+  const out: Array<{ ref: string; at: number }> = [];
+  for (const e of items) {
+    const event = parseEvent(JSON.stringify(e.data));
+    if (LOAD_FAMILIES.has(event.family) && event.referenceNumber) out.push({ ref: event.referenceNumber, at: Date.parse(e.createdAt) });
+  }
+  return out;
+}
+
+describe.each(['main', 'brokerage'] as const)('webhooks after downtime, %s', (variant) => {
   let sim: SimulatorHandle;
   let dir: string;
   let config: ReturnType<typeof pullConfig>;
   let daemon: RunningDaemon | undefined;
 
   beforeAll(async () => {
-    sim = await startSim({ loads: 500, seed: 21 });
-    dir = tempDir('wh-downtime');
+    sim = await startSim({ variant, loads: 500, seed: 21, strictEncoding: variant === 'brokerage' });
+    dir = tempDir(`wh-downtime-${variant}`);
     config = pullConfig({
       sim,
       dir,
@@ -104,14 +116,18 @@ describe('webhooks after downtime', () => {
 
     // Every load change made while the daemon was down reached the CSV sink without polling.
     const changed: Array<{ ref: string; at: number }> = [];
-    for (let skip = 0; ; skip += 50) {
-      const page = await listWebhookEvents(daemon.app.client, { skip, limit: 50, sortBy: { createdAt: 1 } });
-      for (const e of page.items as Array<Record<string, any>>) {
-        const at = Date.parse(e.createdAt);
-        if (String(e.eventType).startsWith('load#') && at >= downFrom && at <= downTo) changed.push({ ref: String(e.data.reference_number), at });
+    if (variant === 'main') {
+      for (let skip = 0; ; skip += 50) {
+        const page = await listWebhookEvents(daemon.app.client, { skip, limit: 50, sortBy: { createdAt: 1 } });
+        changed.push(...loadEventsOf(page.items as Array<Record<string, any>>));
+        if (page.items.length < 50) break;
       }
-      if (page.items.length < 50) break;
+    } else {
+      // Brokerage has no paging here (§4.6): one answer holds the whole window.
+      const page = await listWebhookEvents(daemon.app.client, { occurred_from: new Date(downFrom).toISOString(), occurred_to: new Date(downTo).toISOString() });
+      changed.push(...loadEventsOf(page.items as Array<Record<string, any>>));
     }
+    changed.splice(0, changed.length, ...changed.filter((c) => c.at >= downFrom && c.at <= downTo));
     await daemon.stop();
     daemon = undefined;
     // Every load changed while down is in the sink as the server has it now (nothing changes any

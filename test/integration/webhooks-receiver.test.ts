@@ -27,7 +27,12 @@ async function until(check: () => boolean | Promise<boolean>, timeoutMs = 10_000
   }
 }
 
-describe('webhook receiver', () => {
+/** A load change event as each variant sends it (§6.4): brokerage wraps the payload under `data`. */
+function loadEvent(variant: 'main' | 'brokerage', payload: Record<string, unknown>): string {
+  return JSON.stringify(variant === 'brokerage' ? { eventType: payload['eventType'], data: payload } : payload);
+}
+
+describe.each(['main', 'brokerage'] as const)('webhook receiver, %s', (variant) => {
   let sim: SimulatorHandle;
   let daemon: RunningDaemon;
   let dir: string;
@@ -35,8 +40,8 @@ describe('webhook receiver', () => {
   let config: ReturnType<typeof pullConfig>;
 
   beforeAll(async () => {
-    sim = await startSim({ loads: 200, seed: 7 });
-    dir = tempDir('wh-receiver');
+    sim = await startSim({ variant, loads: 200, seed: 7, strictEncoding: variant === 'brokerage' });
+    dir = tempDir(`wh-receiver-${variant}`);
     config = pullConfig({
       sim,
       dir,
@@ -59,7 +64,7 @@ describe('webhook receiver', () => {
   const inboxCount = async () => Number((await daemon.app.db.selectFrom('webhook_inbox').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
 
   it('refuses 100 deliveries with bad or missing signatures and stores nothing', async () => {
-    const body = JSON.stringify({ eventType: 'load#info_updated', reference_number: 'X-1', _id: 'abc', changedValues: { officeNote: 'forged' } });
+    const body = loadEvent(variant, { eventType: 'load#info_updated', reference_number: 'X-1', _id: 'abc', changedValues: { officeNote: 'forged' } });
     const forged = [
       () => ({}),
       () => ({ 'X-Hub-Signature': '' }),
@@ -85,7 +90,7 @@ describe('webhook receiver', () => {
   it('stores a good delivery once however often it is repeated, and refreshes the load', async () => {
     const [load, other] = await collectTruth(sim, 'loads');
     const ref = String(load!.reference_number);
-    const body = JSON.stringify({ changedValues: { officeNote: 'hello' }, _id: load!._id, reference_number: ref, eventType: 'load#info_updated' });
+    const body = loadEvent(variant, { changedValues: { officeNote: 'hello' }, _id: load!._id, reference_number: ref, eventType: 'load#info_updated' });
     // The spec shows both prefixes (§6.1).
     expect(await post(url, body, { 'X-Hub-Signature': sign(body, SECRET, 'sha=') })).toBe(200);
     for (let i = 0; i < 4; i++) expect(await post(url, body, { 'X-Hub-Signature': sign(body) })).toBe(200);
@@ -96,7 +101,7 @@ describe('webhook receiver', () => {
     // is worked off oldest first). Instead of sleeping, send one more, different event and wait
     // until IT has landed: by then a duplicate of the first would have landed too.
     const laterRef = String(other!.reference_number);
-    const later = JSON.stringify({ changedValues: { officeNote: 'later' }, _id: other!._id, reference_number: laterRef, eventType: 'load#info_updated' });
+    const later = loadEvent(variant, { changedValues: { officeNote: 'later' }, _id: other!._id, reference_number: laterRef, eventType: 'load#info_updated' });
     expect(await post(url, later, { 'X-Hub-Signature': sign(later) })).toBe(200);
     await until(() => readCsvRows(out, 'events').length > 1 && readCsvRows(out, 'loads').some((r) => r.record_key === laterRef));
     expect(readCsvRows(out, 'events')).toHaveLength(2);

@@ -11,12 +11,18 @@ describe('defaults', () => {
       variant: 'main',
       baseUrl: 'https://api.example.com/v1',
       auth: { clientId: 'client-1', clientSecret: 'client-secret-1' },
+      requestEncoding: 'json',
       refreshBeforeExpiry: 60_000,
       timeout: 30_000,
       rateLimit: { requestsPerSecond: 8, maxInFlight: 4, adaptive: true },
       retry: { maxAttempts: 8, maxElapsed: 600_000, baseDelay: 500, maxDelay: 60_000 },
     });
     expect(config.state).toEqual({ path: '/srv/cfg/data/freight-sync.sqlite' });
+    // §5.2: brokerage bodies are multipart unless the file says otherwise.
+    const brokerage = (encoding?: string) =>
+      parseConfig({ ...minimalRaw(), api: { ...(minimalRaw().api as object), variant: 'brokerage', ...(encoding ? { requestEncoding: encoding } : {}) } }, { baseDir: '/srv/cfg' }).api.requestEncoding;
+    expect(brokerage()).toBe('multipart');
+    expect(brokerage('json')).toBe('json');
     expect(config.log).toEqual({ level: 'info', pretty: 'auto' });
     expect(config.sync.defaults).toEqual({
       schedule: '*/5 * * * *',

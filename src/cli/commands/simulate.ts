@@ -52,6 +52,7 @@ interface SimulateFlags {
   clientSecret: string;
   pageDelay: number;
   retryAfter: 'seconds' | 'http-date';
+  strictEncoding?: boolean;
 }
 
 export function register(program: Command): void {
@@ -78,6 +79,7 @@ export function register(program: Command): void {
     .option('--client-id <id>', 'client id accepted by POST /retrieve-token', 'sim-client')
     .option('--client-secret <secret>', 'client secret accepted by POST /retrieve-token', 'sim-secret')
     .option('--page-delay <ms>', 'artificial latency added to every API answer', intArg('--page-delay', 0), 0)
+    .option('--strict-encoding', 'brokerage: accept only multipart/form-data request bodies (spec §5.2); JSON bodies get a 415')
     .addHelpText(
       'after',
       [
@@ -110,6 +112,7 @@ export function register(program: Command): void {
         mutator: { enabled: flags.mutateEvery !== undefined, intervalMs: flags.mutateEvery ?? 1_000, perTick: flags.mutatePerTick },
         webhooks: flags.webhookUrl && flags.webhookSecret ? { url: flags.webhookUrl, secret: flags.webhookSecret } : null,
         pageDelayMs: flags.pageDelay,
+        strictEncoding: flags.strictEncoding === true,
       };
       const sim = await startSimulator(options);
       const out = process.stdout;
