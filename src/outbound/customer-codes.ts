@@ -1,6 +1,6 @@
 import type { OutboxStore } from '../state/stores/outbox-store.js';
 import type { OutboxRow } from '../state/tables.js';
-import { PARTY_FIELDS } from './resolve-parties.js';
+import { PARTY_FIELDS } from './commands/command.js';
 
 /**
  * ERP customer codes (`erp_customer_code` of a `customer_create`, default its `erp_key`): a load

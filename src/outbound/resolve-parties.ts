@@ -1,9 +1,6 @@
-import { partyBodyOf, type OutboundCommand } from './commands/command.js';
+import { PARTY_FIELDS, partyBodyOf, type OutboundCommand } from './commands/command.js';
 import type { CustomerDirectoryStore, DirectoryEntry } from '../state/stores/customer-directory-store.js';
 import type { CodeLookup } from './customer-codes.js';
-
-/** Fields naming customers: API ids, or ERP codes resolved through the customer directory. */
-export const PARTY_FIELDS = ['caller', 'shipper', 'consignee'] as const;
 
 /** Looks like an API id (Mongo ObjectId): accepted as is even when the directory does not know it. */
 const API_ID = /^[0-9a-f]{24}$/i;

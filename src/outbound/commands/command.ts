@@ -91,6 +91,9 @@ export type OutboundCommand =
   | LoadDeleteCommand
   | InvoiceCreateCommand;
 
+/** Fields naming customers: API ids, or ERP codes resolved through the customer directory or the outbox. */
+export const PARTY_FIELDS = ['caller', 'shipper', 'consignee'] as const;
+
 /** Commands whose body may name customers by ERP code. */
 export function partyBodyOf(command: OutboundCommand): Record<string, unknown> | undefined {
   return command.kind === 'create' || command.kind === 'update' ? command.body : undefined;
