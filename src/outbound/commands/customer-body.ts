@@ -52,10 +52,11 @@ const addressSchema = z.looseObject({
 
 const geofenceObject = z.looseObject({ zoom: num().optional(), polygon: z.array(z.unknown()).optional(), center: z.array(z.unknown()).optional() });
 
-function shapeFor(variant: ApiVariant, mode: 'create' | 'update'): Record<string, z.ZodType> {
+function shapeFor(variant: ApiVariant, mode: 'create' | 'update', required: ReadonlySet<string> = new Set()): Record<string, z.ZodType> {
   const shape: Record<string, z.ZodType> = {};
-  for (const f of STRINGS) shape[f] = text().optional();
-  for (const f of BOOLEANS) shape[f] = bool().optional();
+  // Required fields are checked by the field itself, so every missing one is named at once.
+  for (const f of STRINGS) shape[f] = required.has(f) ? text() : text().optional();
+  for (const f of BOOLEANS) shape[f] = required.has(f) ? bool() : bool().optional();
   for (const f of ARRAYS) shape[f] = jsonArray(anyItem).optional();
   for (const f of DATES) shape[f] = dateTime().optional();
   if (variant === 'main') {
@@ -66,19 +67,23 @@ function shapeFor(variant: ApiVariant, mode: 'create' | 'update'): Record<string
   shape['address'] = jsonObject(addressSchema).optional();
   // §4.7: an object in the main create, a string in the main update and in brokerage.
   shape['geofence'] = variant === 'main' && mode === 'create' ? jsonObject(geofenceObject).optional() : text().optional();
-  if (variant === 'main' && mode === 'update') for (const f of MAIN_UPDATE_REFUSED) delete shape[f];
+  if (variant === 'main' && mode === 'update') for (const f of MAIN_UPDATE_REFUSED) shape[f] = refused('is not accepted by the main customer update (§4.7)');
   return shape;
 }
 
-function refuseSecrets(body: Record<string, unknown>, ctx: z.RefinementCtx): void {
-  for (const f of CUSTOMER_SECRET_FIELDS) {
-    if (body[f] !== undefined) ctx.addIssue({ code: 'custom', path: [f], message: 'is not accepted (secrets are not stored in the outbox); set it in the TMS' });
-  }
+/** A field known to the spec that this body refuses: the error says why instead of "unknown field". */
+function refused(message: string) {
+  return z
+    .unknown()
+    .optional()
+    .refine((value) => value === undefined, message);
 }
 
+const refusedSecret = refused('is not accepted (secrets are not stored in the outbox); set it in the TMS');
+
+/** The secrets are known fields, always refused. */
 function withSecrets(shape: Record<string, z.ZodType>): Record<string, z.ZodType> {
-  // Known (so the error says why, not "unknown field"), refused by the refinement.
-  return { ...shape, ...Object.fromEntries(CUSTOMER_SECRET_FIELDS.map((f) => [f, z.unknown().optional()])) };
+  return { ...shape, ...Object.fromEntries(CUSTOMER_SECRET_FIELDS.map((f) => [f, refusedSecret])) };
 }
 
 /**
@@ -87,13 +92,9 @@ function withSecrets(shape: Record<string, z.ZodType>): Record<string, z.ZodType
  * Brokerage also requires `main_contact_name`.
  */
 export function customerCreateSchema(variant: ApiVariant) {
-  const required = variant === 'brokerage' ? [...CREATE_REQUIRED, 'main_contact_name'] : [...CREATE_REQUIRED];
+  const required = new Set<string>(variant === 'brokerage' ? [...CREATE_REQUIRED, 'main_contact_name'] : CREATE_REQUIRED);
   return z
-    .strictObject(withSecrets(shapeFor(variant, 'create')))
-    .superRefine((body, ctx) => {
-      refuseSecrets(body, ctx);
-      for (const f of required) if (body[f] === undefined) ctx.addIssue({ code: 'custom', path: [f], message: 'is required' });
-    })
+    .strictObject(withSecrets(shapeFor(variant, 'create', required)))
     .transform((body) => {
       if (body['address'] !== undefined) return body;
       const address = { address: body['address1'], address1: body['address1'], city: body['city'], state: body['state'], country: body['country'], zip_code: body['zip_code'] };
@@ -104,7 +105,6 @@ export function customerCreateSchema(variant: ApiVariant) {
 /** `PUT /customer/<id>` body: every field optional, at least one. */
 export function customerUpdateSchema(variant: ApiVariant) {
   return z.strictObject(withSecrets(shapeFor(variant, 'update'))).superRefine((body, ctx) => {
-    refuseSecrets(body, ctx);
     if (Object.keys(body).length === 0) ctx.addIssue({ code: 'custom', message: 'an update needs at least one field to change' });
   });
 }
