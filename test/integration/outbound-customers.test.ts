@@ -1,9 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimulatorHandle } from '../../src/simulator/index.js';
 import { OutboxStore } from '../../src/state/stores/outbox-store.js';
+import { readStaging } from '../helpers/outbound-fixtures.js';
 import { loadsByErpKey, outboundConfig, push, syncDirectory, withApp } from '../helpers/outbound-harness.js';
 import { collectTruth, startSim, tempDir } from '../helpers/pull-harness.js';
 
@@ -139,5 +141,30 @@ describe.each(['main', 'brokerage'] as const)('customers from the ERP and loads 
     expect(results[4]!['error']).toContain('erp_customer_code: unknown customer "NO-SUCH-CODE"');
     const missing = variant === 'brokerage' ? 'company_name: is required; main_contact_name: is required' : 'company_name: is required';
     expect(results[5]!['error']).toBe(`${missing}; isAddressVerified: expected true or false, got "maybe"`);
+  });
+
+  it('takes customer commands from the SQL staging table too (load row first, customer row after it)', async () => {
+    const dir = tempDir(`outbound-customers-sql-${variant}`);
+    const config = outboundConfig({
+      sim,
+      dir,
+      connectors: { erp_sql: { type: 'sql', options: { dialect: 'sqlite', filename: 'erp.sqlite', staging: {} } } },
+      outbound: { sources: ['erp_sql'] },
+    });
+    await syncDirectory(config, dir);
+    const db = new Database(path.join(dir, 'erp.sqlite'));
+    const insert = db.prepare('insert into freight_outbound_requests (erp_key, kind, payload) values (?, ?, ?)');
+    insert.run('SQL-L1', 'create_load', JSON.stringify({ type_of_load: 'IMPORT', preSetOrderStatus: '', caller: 'SQL-CUST', shipper: ['CUS000002'], consignee: ['CON000001'] }));
+    insert.run('SQL-CUST', 'create_customer', JSON.stringify({ companyID: 'SQLCO', company_name: 'Sql Co', address1: '9 Quay', city: 'Oakland', state: 'CA', country: 'US', zip_code: '94607', isAddressVerified: false, main_contact_name: 'Lee' }));
+    db.close();
+    expect(await push(config, dir)).toMatchObject({ invalid: 0, dead: 0, waiting: 0 });
+    const customers = (await collectTruth(sim, 'customers')).filter((c) => c['companyID'] === 'SQLCO');
+    expect(customers).toHaveLength(1);
+    const load = (await loadsByErpKey(sim, ['SQL-L1'])).get('SQL-L1')!;
+    expect((load[0]!['caller'] as { _id: string })._id).toBe(customers[0]!['_id']);
+    expect(readStaging(path.join(dir, 'erp.sqlite')).map((r) => [r.erp_key, r.status, r.reference_number])).toEqual([
+      ['SQL-L1', 'done', load[0]!['reference_number']],
+      ['SQL-CUST', 'done', customers[0]!['_id']],
+    ]);
   });
 });
