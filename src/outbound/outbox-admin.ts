@@ -33,7 +33,7 @@ export async function retryCommand(outbox: OutboxStore, id: number): Promise<Adm
       }
     }
   }
-  const notes = [state === 'reconciling' ? 'it was sent before: the load is looked up first and sent again only if absent' : 'it will be sent again'];
+  const notes = [state === 'reconciling' ? 'it was sent before: its result is looked up first and it is sent again only if absent' : 'it will be sent again'];
   return { row: (await outbox.get(id))!, requeued, notes };
 }
 
