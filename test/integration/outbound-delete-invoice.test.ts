@@ -24,8 +24,13 @@ describe.each(['main', 'brokerage'] as const)('load deletes and invoices when ev
     const config = outboundConfig({ sim, dir });
     await syncDirectory(config, dir);
     const source = new MemorySource();
-    source.add('loads.json', [create('DI-1'), create('DI-2'), create('DI-3'), create('DI-4')]);
+    const customer = { erp_key: 'CU-1', kind: 'customer_create', companyID: 'LOSTCO', company_name: 'Lost Answers Co', address1: '1 Pier', city: 'Long Beach', state: 'CA', country: 'US', zip_code: '90802', isAddressVerified: true, main_contact_name: 'Ana' };
+    source.add('loads.json', [create('DI-1'), create('DI-2'), create('DI-3'), create('DI-4'), customer, { ...create('DI-5'), caller: 'CU-1' }]);
     expect(await push(config, dir, [{ name: 'mem', source }])).toMatchObject({ dead: 0, waiting: 0 });
+    // The customer too was created by its first send only, and the load got its id.
+    const lostCo = (await collectTruth(sim, 'customers')).filter((c) => c['companyID'] === 'LOSTCO');
+    expect(lostCo).toHaveLength(1);
+    expect(((await loadsByErpKey(sim, ['DI-5'])).get('DI-5')![0]!['caller'] as { _id: string })._id).toBe(lostCo[0]!['_id']);
     const loads = await loadsByErpKey(sim, ['DI-1', 'DI-2', 'DI-3', 'DI-4']);
     const ref = (key: string) => String(loads.get(key)![0]!['reference_number']);
     const id = (key: string) => String(loads.get(key)![0]!['_id']);
@@ -62,6 +67,7 @@ describe.each(['main', 'brokerage'] as const)('load deletes and invoices when ev
       const byKey = (key: string, kind: string) => rows.find((r) => r.erp_key === key && r.kind === kind)!;
       // Each delete's first answer was lost; the repeat's 410 proved the removal.
       for (const key of ['DI-1', 'DEL-2']) expect(byKey(key, 'load_delete').result_note).toBe('found removed after an earlier attempt (HTTP 410)');
+      expect(byKey('CU-1', 'customer_create').result_note).toBe('found by companyID after an ambiguous create');
       if (variant === 'main') {
         for (const key of ['INV-3', 'INV-4']) expect(byKey(key, 'invoice_create').result_note).toMatch(/^found after an ambiguous create: invoice [0-9a-f]{24}$/);
       }
