@@ -35,3 +35,9 @@ export function describeRejection(error: unknown): string {
   if (error instanceof ApiError) return `the API rejected it (HTTP ${error.status}): ${error.serverMessage}`;
   return error instanceof Error ? error.message : String(error);
 }
+
+/** The HTTP status of an API answer (through the client's retry wrapper), if the failure was one. */
+export function httpStatusOf(error: unknown): number | undefined {
+  if (error instanceof ApiRetriesExhaustedError) return httpStatusOf(error.lastError);
+  return error instanceof ApiError ? error.status : undefined;
+}

@@ -3,22 +3,19 @@ import { changeLoadStatus, changeLoadStatusBrokerage, createLoad, listLoadDocume
 import type { OutboundConfig } from '../config/types.js';
 import type { OutboxRow } from '../state/tables.js';
 import { describeError } from '../util/errors.js';
-import { classifyFailure, describeRejection } from './classify-failure.js';
+import { classifyFailure } from './classify-failure.js';
 import { decodeCommand } from './command-codec.js';
 import type { CreateCommand, DocumentCommand, LoadTarget, OutboundCommand } from './commands/command.js';
-import type { CommandResult, OutboxStore } from '../state/stores/outbox-store.js';
+import type { OutboxStore } from '../state/stores/outbox-store.js';
+import type { CustomerDirectoryStore } from '../state/stores/customer-directory-store.js';
+import { resolveCustomerCodes, substituteCodes } from './customer-codes.js';
+import { CustomerSteps } from './customer-steps.js';
+import { InvoiceStep } from './invoice-step.js';
+import { LoadDeleteStep } from './load-delete-step.js';
 import { findCreatedLoad, findUploadedDocument, reconcileKey } from './reconcile.js';
+import { afterIdempotentFailure, afterPostFailure, type StepOutcome } from './step-outcome.js';
 
-/** What became of one step of a command; the dispatcher turns it into the row's next state. */
-export type StepOutcome =
-  | { type: 'done'; result: CommandResult }
-  | { type: 'dead'; error: string }
-  /** Certainly not applied: try again after the backoff. */
-  | { type: 'retry'; error: string }
-  /** Maybe applied (POST): look it up before anything is sent again. */
-  | { type: 'reconcile'; error: string }
-  /** Not this command's turn yet (its load's create is not done); no attempt is used. */
-  | { type: 'wait'; error: string };
+export type { StepOutcome } from './step-outcome.js';
 
 export interface RunnerSettings {
   reconcileBy: OutboundConfig['reconcileBy'];
@@ -35,18 +32,49 @@ const DOCS_BEFORE = 'documents-before:';
  * (design §3): a load is never created twice, a document never uploaded twice knowingly.
  */
 export class CommandRunner {
+  private readonly customers: CustomerSteps;
+  private readonly deletes: LoadDeleteStep;
+  private readonly invoices: InvoiceStep;
+
   constructor(
     private readonly client: ApiClient,
     private readonly outbox: OutboxStore,
     private readonly settings: RunnerSettings,
-  ) {}
+    /** Learns customers created or changed here (optional: the outbox alone maps ERP codes to ids). */
+    directory?: CustomerDirectoryStore,
+  ) {
+    this.customers = new CustomerSteps(client, outbox, directory, settings.maxAttempts);
+    this.deletes = new LoadDeleteStep(client, outbox, settings.maxAttempts);
+    this.invoices = new InvoiceStep(client, outbox, settings.maxAttempts);
+  }
 
   async step(row: OutboxRow, signal: AbortSignal): Promise<StepOutcome> {
-    const command = decodeCommand(row.payload);
-    if (command.kind === 'create') return row.state === 'reconciling' ? this.reconcileCreate(row, command, signal) : this.sendCreate(row, command, signal);
+    let command = decodeCommand(row.payload);
+    if ((command.kind === 'create' || command.kind === 'update') && command.customerCodes?.length) {
+      // Customers this outbox creates: the load waits for them and gets their ids.
+      const codes = await resolveCustomerCodes(this.outbox, command.customerCodes);
+      if (!codes.ok) return { type: codes.outcome, error: codes.error };
+      command = { ...command, body: substituteCodes(command.body, codes.ids) };
+    }
+    switch (command.kind) {
+      case 'create':
+        return row.state === 'reconciling' ? this.reconcileCreate(row, command, signal) : this.sendCreate(row, command, signal);
+      case 'customer_create':
+        return this.customers.create(row, command, signal);
+      case 'customer_update':
+        return this.customers.update(row, command, signal);
+      case 'invoice_create': {
+        if (!command.target) return this.invoices.run(row, command, undefined, signal);
+        const load = await this.targetOf(command.target);
+        return 'outcome' in load ? load.outcome : this.invoices.run(row, command, load.referenceNumber, signal);
+      }
+      default:
+        break;
+    }
     const target = await this.targetOf(command.target);
     if ('outcome' in target) return target.outcome;
     if (command.kind === 'document') return this.document(row, command, target.referenceNumber, signal);
+    if (command.kind === 'load_delete') return this.deletes.run(row, target, signal);
     return this.idempotentCall(row, command, target.referenceNumber, signal);
   }
 
@@ -64,7 +92,7 @@ export class CommandRunner {
       const load = await createLoad(this.client, this.createBody(command), signal);
       return { type: 'done', result: { referenceNumber: load.reference_number, loadId: typeof load._id === 'string' ? load._id : null } };
     } catch (error) {
-      return this.afterPostFailure(error);
+      return afterPostFailure(error);
     }
   }
 
@@ -93,11 +121,15 @@ export class CommandRunner {
     return this.sendCreate(row, command, signal);
   }
 
-  private async targetOf(target: LoadTarget): Promise<{ referenceNumber: string } | { outcome: StepOutcome }> {
-    if ('referenceNumber' in target) return target;
+  /** The load's reference number, and its id when the outbox knows it (from the create that made it). */
+  private async targetOf(target: LoadTarget): Promise<{ referenceNumber: string; loadId?: string | undefined } | { outcome: StepOutcome }> {
+    if ('referenceNumber' in target) {
+      const made = await this.outbox.createByReference(target.referenceNumber);
+      return { referenceNumber: target.referenceNumber, loadId: made?.result_load_id ?? undefined };
+    }
     const create = await this.outbox.latest(target.loadErpKey, 'create');
     if (!create) return { outcome: { type: 'dead', error: `load_erp_key: no create with erp_key "${target.loadErpKey}" in the outbox` } };
-    if (create.state === 'done' && create.result_reference_number) return { referenceNumber: create.result_reference_number };
+    if (create.state === 'done' && create.result_reference_number) return { referenceNumber: create.result_reference_number, loadId: create.result_load_id ?? undefined };
     if (create.state === 'dead' || create.state === 'cancelled') {
       return { outcome: { type: 'dead', error: `blocked: the create of its load (outbox #${create.id}, erp_key "${create.erp_key}") is ${create.state}: ${create.last_error ?? ''}`.trim() } };
     }
@@ -105,7 +137,7 @@ export class CommandRunner {
   }
 
   /** PUTs are idempotent: the client already retried faults; what is left is retried later. */
-  private async idempotentCall(row: OutboxRow, command: OutboundCommand, referenceNumber: string, signal: AbortSignal): Promise<StepOutcome> {
+  private async idempotentCall(row: OutboxRow, command: Extract<OutboundCommand, { kind: 'update' | 'status' }>, referenceNumber: string, signal: AbortSignal): Promise<StepOutcome> {
     await this.outbox.markSending(row.id, row.attempts + 1, row.sent_at ?? this.client.clock.now().toISOString());
     try {
       const load =
@@ -116,10 +148,7 @@ export class CommandRunner {
             : await changeLoadStatusBrokerage(this.client, { ...(command.kind === 'status' ? command.params : {}), reference_number: referenceNumber }, signal);
       return { type: 'done', result: { referenceNumber: load.reference_number, loadId: typeof load._id === 'string' ? load._id : null } };
     } catch (error) {
-      const kind = classifyFailure(error);
-      if (kind === 'aborted') throw error;
-      if (kind === 'rejected') return { type: 'dead', error: describeRejection(error) };
-      return { type: 'retry', error: describeError(error) };
+      return afterIdempotentFailure(error);
     }
   }
 
@@ -136,10 +165,7 @@ export class CommandRunner {
         await this.outbox.update(row.id, { result_note: `${DOCS_BEFORE}${count}` });
       }
     } catch (error) {
-      const kind = classifyFailure(error);
-      if (kind === 'aborted') throw error;
-      if (kind === 'rejected') return { type: 'dead', error: describeRejection(error) };
-      return { type: row.state === 'reconciling' ? 'reconcile' : 'retry', error: describeError(error) };
+      return afterIdempotentFailure(error, row.state === 'reconciling' ? 'reconcile' : 'retry');
     }
     await this.outbox.markSending(row.id, row.attempts + 1, row.sent_at ?? this.client.clock.now().toISOString());
     try {
@@ -157,15 +183,8 @@ export class CommandRunner {
       );
       return { type: 'done', result: { referenceNumber, loadId: null, note: uploaded.url ? `uploaded: ${uploaded.url}` : 'uploaded' } };
     } catch (error) {
-      return this.afterPostFailure(error);
+      return afterPostFailure(error);
     }
   }
 
-  private afterPostFailure(error: unknown): StepOutcome {
-    const kind = classifyFailure(error);
-    if (kind === 'rejected') return { type: 'dead', error: describeRejection(error) };
-    if (kind === 'retryable') return { type: 'retry', error: describeError(error) };
-    // Ambiguous, or aborted mid-flight: the request may have been processed.
-    return { type: 'reconcile', error: kind === 'aborted' ? 'interrupted while the request was in flight' : describeError(error) };
-  }
 }

@@ -4,6 +4,7 @@ import { backoffDelay } from '../util/backoff.js';
 import { describeError } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
 import type { CommandRunner, StepOutcome } from './command-runner.js';
+import { RECONCILED_KINDS } from './commands/enums.js';
 import type { OutboxStore } from '../state/stores/outbox-store.js';
 
 export interface DispatcherSettings {
@@ -81,7 +82,7 @@ export class Dispatcher {
     const rows = await this.outbox.interrupted();
     const at = new Date(Date.now() + this.settings.reconcileDelay);
     for (const row of rows) {
-      const post = row.kind === 'create' || row.kind === 'document';
+      const post = RECONCILED_KINDS.has(row.kind);
       await this.outbox.markWaiting(row.id, post ? 'reconciling' : 'retry', 'interrupted while the request was in flight (process stopped)', at);
     }
     if (rows.length > 0) this.logger.warn({ rows: rows.length }, 'commands interrupted in flight by a previous process: reconciling them');
@@ -173,7 +174,7 @@ export class Dispatcher {
     if (!row) return;
     if (row.state === 'sending') {
       // Not in flight here (its group is not), so left by another process: same as recover().
-      const post = row.kind === 'create' || row.kind === 'document';
+      const post = RECONCILED_KINDS.has(row.kind);
       await this.outbox.markWaiting(id, post ? 'reconciling' : 'retry', 'interrupted while the request was in flight (process stopped)', new Date(Date.now() + this.settings.reconcileDelay));
       return;
     }
@@ -185,7 +186,7 @@ export class Dispatcher {
     } catch (error) {
       // Only an abort gets here mid-request: the row is reconciled on the next start.
       if (signal.aborted) {
-        const post = row.kind === 'create' || row.kind === 'document';
+        const post = RECONCILED_KINDS.has(row.kind);
         await this.outbox.markWaiting(id, post ? 'reconciling' : 'retry', 'interrupted while the request was in flight', new Date());
         return;
       }

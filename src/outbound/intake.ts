@@ -10,6 +10,10 @@ import type { LoadTarget, OutboundCommand } from './commands/command.js';
 import { parseRequest } from './commands/parse-request.js';
 import type { OutboxStore } from '../state/stores/outbox-store.js';
 import { resolveParties } from './resolve-parties.js';
+import { CREATE_KINDS } from './commands/enums.js';
+import { codeLookup, customerCreateOf, customerGroup, type CodeLookup } from './customer-codes.js';
+import { resolveCustomerTarget } from './customer-target.js';
+import type { OutboxRow } from '../state/tables.js';
 import type { UnitStore } from '../state/stores/unit-store.js';
 
 export interface NamedSource {
@@ -73,8 +77,13 @@ export class Intake {
     const summary: UnitIntake = { source, unitId: unit.id, known: false, requests: unit.requests.length, commands: 0, duplicates: 0, invalid: 0 };
     if (await this.units.find(source, unit.id)) return { ...summary, known: true };
     const folder = attachmentFolder(unit.location);
+    const parsed: Prepared[] = [];
+    for (const request of unit.requests) parsed.push(await this.parse(request, folder));
+    // Customers created by this unit may be named by loads anywhere in it (before or after them).
+    const unitCodes = new Set(parsed.flatMap((item) => ('command' in item && item.command.kind === 'customer_create' ? [item.command.customerCode] : [])));
+    const codes = codeLookup(this.outbox, unitCodes);
     const prepared: Prepared[] = [];
-    for (const request of unit.requests) prepared.push(await this.prepare(request, folder));
+    for (const item of parsed) prepared.push('command' in item ? await this.resolve(item, codes) : item);
 
     await this.deps.stores.transaction(async (tx) => {
       const { outbox, units } = tx;
@@ -104,16 +113,26 @@ export class Intake {
     return summary;
   }
 
-  private async prepare(request: InboundRequest, folder: string | undefined): Promise<Prepared> {
+  private async parse(request: InboundRequest, folder: string | undefined): Promise<Prepared> {
     if (request.problem) return { ref: request.ref, error: request.problem };
     try {
       const parsed = await parseRequest(request.fields, { variant: this.deps.variant, attachmentFolder: folder });
-      if (!parsed.ok) return { ref: request.ref, error: parsed.error };
-      const resolved = await resolveParties(parsed.command, this.deps.stores.directory);
-      if (!resolved.ok) return { ref: request.ref, error: resolved.error };
-      return { ref: request.ref, command: resolved.command };
+      return parsed.ok ? { ref: request.ref, command: parsed.command } : { ref: request.ref, error: parsed.error };
     } catch (error) {
       return { ref: request.ref, error: `could not read the request: ${describeError(error)}` };
+    }
+  }
+
+  /** Customer names in load bodies, and the customer a customer_update acts on, become API ids or deferred codes. */
+  private async resolve(item: { ref: string; command: OutboundCommand }, codes: (code: string) => Promise<CodeLookup>): Promise<Prepared> {
+    try {
+      const resolved =
+        item.command.kind === 'customer_update'
+          ? await resolveCustomerTarget(item.command, this.deps.stores.directory, codes)
+          : await resolveParties(item.command, this.deps.stores.directory, codes);
+      return resolved.ok ? { ref: item.ref, command: resolved.command } : { ref: item.ref, error: resolved.error };
+    } catch (error) {
+      return { ref: item.ref, error: `could not read the request: ${describeError(error)}` };
     }
   }
 
@@ -125,13 +144,16 @@ export class Intake {
     const { payload, contentHash } = encodeCommand(command);
     const latest = await outbox.latest(command.erpKey, command.kind);
     if (latest && latest.content_hash === contentHash) return { id: latest.id, duplicateOf: latest.id };
-    if (latest && command.kind === 'create') {
-      const where = latest.result_reference_number ? `, load ${latest.result_reference_number}` : '';
-      return {
-        error: `erp_key: "${command.erpKey}" was already received as a create with different content (outbox #${latest.id}, ${latest.state}${where}); a load is created once per ERP key: send the changes as kind update`,
-      };
+    if (latest && CREATE_KINDS.has(command.kind)) return { error: createConflict(command, latest) };
+    if (command.kind === 'customer_create') {
+      const other = await customerCreateOf(outbox, command.customerCode);
+      if (other) {
+        return {
+          error: `erp_customer_code: "${command.customerCode}" was already received as a customer_create under erp_key "${other.erp_key}" (outbox #${other.id}, ${other.state}); a customer is created once per ERP code: send changes as kind customer_update`,
+        };
+      }
     }
-    const group = 'target' in command ? await this.groupOf(outbox, command.target) : { group: `erp:${command.erpKey}` };
+    const group = await this.groupFor(outbox, command);
     if ('error' in group) return group;
     const id = await outbox.insertCommand({
       erpKey: command.erpKey,
@@ -143,6 +165,15 @@ export class Intake {
       origin,
     });
     return { id };
+  }
+
+  private async groupFor(outbox: OutboxStore, command: OutboundCommand): Promise<{ group: string } | { error: string }> {
+    if (command.kind === 'customer_create') return { group: customerGroup(command.customerCode) };
+    if (command.kind === 'customer_update') {
+      return { group: 'customerCode' in command.target ? customerGroup(command.target.customerCode) : `custid:${command.target.customerId}` };
+    }
+    if ('target' in command && command.target) return this.groupOf(outbox, command.target);
+    return { group: `erp:${command.erpKey}` };
   }
 
   /** Commands of one load share a group and run in id order (a status change waits for its create). */
@@ -159,6 +190,13 @@ export class Intake {
     const create = await outbox.createByReference(target.referenceNumber);
     return { group: create ? `erp:${create.erp_key}` : `ref:${target.referenceNumber}` };
   }
+}
+
+function createConflict(command: OutboundCommand, latest: OutboxRow): string {
+  const what = command.kind === 'customer_create' ? 'a customer' : command.kind === 'invoice_create' ? 'an invoice' : 'a load';
+  const update = command.kind === 'customer_create' ? 'send the changes as kind customer_update' : command.kind === 'invoice_create' ? 'use a new erp_key for another invoice' : 'send the changes as kind update';
+  const where = latest.result_reference_number ? `, ${command.kind === 'create' ? 'load ' : ''}${latest.result_reference_number}` : '';
+  return `erp_key: "${command.erpKey}" was already received as a ${command.kind} with different content (outbox #${latest.id}, ${latest.state}${where}); ${what} is created once per ERP key: ${update}`;
 }
 
 /** Local inboxes: `file` paths are relative to the folder of the inbox file. */

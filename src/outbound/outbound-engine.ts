@@ -86,7 +86,7 @@ export function createOutboundEngine(deps: OutboundEngineDeps): OutboundEngine {
     reconcileBy: config.reconcileBy,
     setSecondaryReferenceNo: config.setSecondaryReferenceNo,
     maxAttempts: config.maxAttempts,
-  });
+  }, stores.directory);
   const dispatcher = new Dispatcher(
     stores.outbox,
     runner,

@@ -1,4 +1,5 @@
 import type { OutboxRow } from '../state/tables.js';
+import { CREATE_KINDS, RECONCILED_KINDS } from './commands/enums.js';
 import { OutboxCommandError } from './errors.js';
 import type { OutboxStore } from '../state/stores/outbox-store.js';
 
@@ -20,11 +21,11 @@ export async function retryCommand(outbox: OutboxStore, id: number): Promise<Adm
   if (!row) throw new OutboxCommandError(`outbox #${id} does not exist`);
   if (row.state === 'done') throw new OutboxCommandError(`outbox #${id} is done (load ${row.result_reference_number ?? '?'}); nothing to retry`);
   if (row.state === 'sending') throw new OutboxCommandError(`outbox #${id} is being sent right now; retry it once it settled`);
-  const post = row.kind === 'create' || row.kind === 'document';
+  const post = RECONCILED_KINDS.has(row.kind);
   const state = post && row.sent_at !== null ? 'reconciling' : 'pending';
   await outbox.update(id, { state, attempts: 0, next_attempt_at: new Date().toISOString(), finished_at: null });
   const requeued: number[] = [];
-  if (row.kind === 'create') {
+  if (CREATE_KINDS.has(row.kind)) {
     for (const later of await outbox.laterInGroup(row.load_group, row.id)) {
       if (later.state === 'dead' && later.last_error?.startsWith('blocked:')) {
         await outbox.update(later.id, { state: 'pending', attempts: 0, next_attempt_at: new Date().toISOString(), finished_at: null });
@@ -32,7 +33,7 @@ export async function retryCommand(outbox: OutboxStore, id: number): Promise<Adm
       }
     }
   }
-  const notes = [state === 'reconciling' ? 'it was sent before: the load is looked up first and sent again only if absent' : 'it will be sent again'];
+  const notes = [state === 'reconciling' ? 'it was sent before: its result is looked up first and it is sent again only if absent' : 'it will be sent again'];
   return { row: (await outbox.get(id))!, requeued, notes };
 }
 

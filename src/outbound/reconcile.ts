@@ -11,11 +11,11 @@ export interface FoundLoad {
 export type LookupOutcome = { found: FoundLoad; matches: number } | { found: null };
 
 /** Pages the search at most this far: a reconcile key matching more loads is not selective. */
-const MAX_PAGES = 20;
-const PAGE = 50;
+export const MAX_PAGES = 20;
+export const PAGE = 50;
 
 /** Tolerance for clock differences between `sent_at` (server clock) and the load's createdAt. */
-const CREATED_AT_SLACK_MS = 5 * 60_000;
+export const CREATED_AT_SLACK_MS = 5 * 60_000;
 
 function text(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;

@@ -1,17 +1,11 @@
-import type { OutboundCommand } from './commands/command.js';
+import { PARTY_FIELDS, partyBodyOf, type OutboundCommand } from './commands/command.js';
 import type { CustomerDirectoryStore, DirectoryEntry } from '../state/stores/customer-directory-store.js';
-
-/** Fields naming customers: API ids, or ERP codes resolved through the customer directory. */
-const PARTY_FIELDS = ['caller', 'shipper', 'consignee'] as const;
+import type { CodeLookup } from './customer-codes.js';
 
 /** Looks like an API id (Mongo ObjectId): accepted as is even when the directory does not know it. */
 const API_ID = /^[0-9a-f]{24}$/i;
 
 export type ResolveOutcome = { ok: true; command: OutboundCommand } | { ok: false; error: string };
-
-function bodyOf(command: OutboundCommand): Record<string, unknown> | undefined {
-  return command.kind === 'create' || command.kind === 'update' ? command.body : undefined;
-}
 
 /**
  * Replaces ERP codes in `caller`, `shipper` and `consignee` by API ids: a value that is a known
@@ -19,9 +13,17 @@ function bodyOf(command: OutboundCommand): Record<string, unknown> | undefined {
  * taken as an id the directory has not seen yet. Anything else is a precise error such as
  * `caller: unknown customer code "ACME-9" (not among 150 synced customers; is the customers
  * stream enabled?)`.
+ *
+ * `codes` (intake) recognises the codes of customers this outbox creates (`customer_create`); they
+ * win over synced customers, stay in the body and are listed in `customerCodes`, so the command
+ * gets the new customer's id when it runs.
  */
-export async function resolveParties(command: OutboundCommand, directory: CustomerDirectoryStore): Promise<ResolveOutcome> {
-  const body = bodyOf(command);
+export async function resolveParties(
+  command: OutboundCommand,
+  directory: CustomerDirectoryStore,
+  codes?: (code: string) => Promise<CodeLookup>,
+): Promise<ResolveOutcome> {
+  const body = partyBodyOf(command);
   if (!body) return { ok: true, command };
   const wanted: string[] = [];
   for (const field of PARTY_FIELDS) {
@@ -33,7 +35,17 @@ export async function resolveParties(command: OutboundCommand, directory: Custom
   const entries = await directory.lookup(wanted);
   const problems: string[] = [];
   let known: number | undefined;
+  const deferred = new Set<string>();
   const resolve = async (field: string, value: string): Promise<string | undefined> => {
+    const own = codes ? await codes(value) : { kind: 'unknown' as const };
+    if (own.kind === 'deferred') {
+      deferred.add(value);
+      return value;
+    }
+    if (own.kind === 'error') {
+      problems.push(`${field}: ${own.error}`);
+      return undefined;
+    }
     const match = pick(entries, value, field);
     if (match.kind === 'one') return match.id;
     if (match.kind === 'many') {
@@ -59,7 +71,8 @@ export async function resolveParties(command: OutboundCommand, directory: Custom
     }
   }
   if (problems.length > 0) return { ok: false, error: problems.join('; ') };
-  return { ok: true, command: { ...command, body: resolved } as OutboundCommand };
+  const customerCodes = deferred.size > 0 ? { customerCodes: [...deferred].sort() } : {};
+  return { ok: true, command: { ...command, body: resolved, ...customerCodes } as OutboundCommand };
 }
 
 type Match = { kind: 'none' } | { kind: 'one'; id: string } | { kind: 'many'; ids: string[] };

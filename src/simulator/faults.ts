@@ -32,6 +32,14 @@ export class FaultInjector {
   }
 }
 
+/**
+ * Whether this write (a load, customer or invoice create, a load delete) takes effect and is then
+ * answered with a 502 or a dropped socket (`ambiguousCreateRate`).
+ */
+export function ambiguousWrite(sim: { options: Pick<SimulatorOptions, 'ambiguousCreateRate'>; faults: FaultInjector }): boolean {
+  return sim.options.ambiguousCreateRate > 0 && sim.faults.coin(sim.options.ambiguousCreateRate);
+}
+
 export const HTML_ERROR_PAGE = `<!DOCTYPE html>
 <html><head><title>502 Bad Gateway</title></head>
 <body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center></body></html>

@@ -42,6 +42,7 @@ export const simulatorOptionsSchema = z.object({
   rateLimit: rateLimitSchema.default(null),
   retryAfterFormat: z.enum(['seconds', 'http-date']).default('seconds'),
   faults: faultsSchema.default({ rate: 0, kinds: [...FAULT_KINDS], slowMs: 2_000 }),
+  /** Share of load/customer/invoice creates and load deletes applied but answered with a 502 or a dropped socket. */
   ambiguousCreateRate: z.number().min(0).max(1).default(0),
   clockOffsetMs: z.number().int().default(0),
   mutator: mutatorSchema.default({ intervalMs: 1_000, perTick: 5, enabled: false }),

@@ -23,7 +23,7 @@ export interface RouteResult {
   data: unknown;
   count?: number;
   other?: Record<string, unknown>;
-  /** Set to make a POST /loads ambiguous (created, but answered with 502 or a dropped socket). */
+  /** Set to make a write ambiguous (applied, but answered with 502 or a dropped socket). */
   ambiguous?: boolean;
 }
 

@@ -5,6 +5,8 @@ export interface SimulatorStats {
   rateLimited: number;
   faults: Record<string, number>;
   ambiguousCreates: number;
+  /** Invoices made by `POST /invoices` (one per load invoiced). */
+  invoicesCreated: number;
   tokensIssued: number;
   /** Requests that presented a refresh token already rotated away or revoked (spec §5.6). */
   retiredRefreshTokenUses: number;
@@ -16,7 +18,7 @@ export interface SimulatorStats {
 }
 
 export function emptyStats(): SimulatorStats {
-  return { requests: 0, byRoute: {}, rateLimited: 0, faults: {}, ambiguousCreates: 0, tokensIssued: 0, retiredRefreshTokenUses: 0, webhooksSent: 0, webhooksFailed: 0, webhooksGivenUp: 0 };
+  return { requests: 0, byRoute: {}, rateLimited: 0, faults: {}, ambiguousCreates: 0, invoicesCreated: 0, tokensIssued: 0, retiredRefreshTokenUses: 0, webhooksSent: 0, webhooksFailed: 0, webhooksGivenUp: 0 };
 }
 
 export function countRoute(stats: SimulatorStats, route: string, status: number | string): void {

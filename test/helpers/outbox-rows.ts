@@ -13,7 +13,7 @@ export async function enqueue(
     erpKey: command.erpKey,
     kind: command.kind,
     revision: options.revision ?? 1,
-    loadGroup: options.loadGroup ?? ('target' in command && 'loadErpKey' in command.target ? command.target.loadErpKey : command.erpKey),
+    loadGroup: options.loadGroup ?? ('target' in command && command.target && 'loadErpKey' in command.target ? command.target.loadErpKey : command.erpKey),
     payload,
     contentHash,
     origin: { source: options.source ?? 'test', unit: options.unit ?? 'unit-1', ref: options.ref ?? command.erpKey },

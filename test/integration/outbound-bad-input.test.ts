@@ -38,7 +38,7 @@ describe('outbound bad input', () => {
       'caller: is required',
       'shipper: is required',
       'erp_key: is required',
-      'kind: is required (one of create, update, status, document (or create_load, update_load, change_status, upload_document))',
+      'kind: is required (one of create, update, status, document, customer_create, customer_update, load_delete, invoice_create (or create_load, update_load, change_status, upload_document, create_customer, update_customer, delete_load, create_invoice))',
       '',
     ]);
     expect(missing[5]).toMatchObject({ status: 'done' });

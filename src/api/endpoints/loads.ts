@@ -85,14 +85,19 @@ export async function updateLoad(
   return result.data;
 }
 
-/** `DELETE /loads/<id>` by the load's `_id`. */
-export async function deleteLoad(client: ApiClient, loadId: string, signal?: AbortSignal): Promise<Load> {
+/**
+ * `DELETE /loads/<id>` by the load's `_id`. `idempotent: false` (outbound) leaves a lost answer
+ * to the caller instead of retrying: a repeat answers 404/410, which only the caller can read as
+ * "done by the first attempt".
+ */
+export async function deleteLoad(client: ApiClient, loadId: string, signal?: AbortSignal, options: { idempotent?: boolean } = {}): Promise<Load> {
   const result = await client.call({
     method: 'DELETE',
     route: '/loads/:id',
     path: `/loads/${pathParam(loadId)}`,
     schema: loadSchema,
     signal,
+    ...(options.idempotent !== undefined ? { idempotent: options.idempotent } : {}),
   });
   return result.data;
 }

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import type { ApiVariant } from '../../api/variant.js';
-import { describeValue } from '../../util/describe-value.js';
-import { bool, idList, text } from './field-values.js';
+import { bool, idList, num, text } from './field-values.js';
 
 /**
  * An element of `consigneeDetails` / `shipperDetails`, or `emptyOriginDetails` (§4.4.1):
@@ -9,12 +8,6 @@ import { bool, idList, text } from './field-values.js';
  * exists only in main.
  */
 export function addressDetailsSchema(variant: ApiVariant) {
-  const number = z.unknown().transform((value, ctx): number => {
-    const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
-    if (typeof n === 'number' && Number.isFinite(n)) return n;
-    ctx.addIssue({ code: 'custom', message: `expected a number, got ${describeValue(value)}` });
-    return z.NEVER;
-  });
   const shape = {
     company_name: text(),
     address: text(),
@@ -23,8 +16,8 @@ export function addressDetailsSchema(variant: ApiVariant) {
     country: text(),
     zip_code: text(),
     state: text().optional(),
-    lat: number.optional(),
-    lng: number.optional(),
+    lat: num().optional(),
+    lng: num().optional(),
     isValidAddress: bool().optional(),
     main_contact_name: text().optional(),
     ...(variant === 'main' ? { terminals: idList().optional() } : {}),

@@ -25,6 +25,15 @@ export function text() {
   });
 }
 
+/** A number; from CSV its decimal text. */
+export function num() {
+  return z.unknown().transform((value, ctx): number => {
+    const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+    if (typeof n === 'number' && Number.isFinite(n)) return n;
+    return fail(ctx, `expected a number, got ${describeValue(value)}`, value);
+  });
+}
+
 /** Non-empty text (ids). */
 export function id() {
   return text().refine((v) => v.trim() !== '', 'expected an id, got an empty value');

@@ -6,6 +6,7 @@ import { HttpError, badRequest } from '../http-error.js';
 import { COLLECTION_CODES, makeId } from '../ids.js';
 import { DATE_RANGES, MAIN_DATETIME_RANGES, pageParams, rangeParams } from '../paging.js';
 import { parseSortObject } from '../query-params.js';
+import { ambiguousWrite } from '../faults.js';
 import type { RequestContext, RouteDef, RouteResult } from '../router.js';
 
 function listCustomers(kind: CustomerKind) {
@@ -92,7 +93,7 @@ function createCustomer(kind: CustomerKind) {
       isActive: true,
       isEmailVerified: false,
     };
-    return { data: { statusCode: 201, message: 'Customer created successfully', data: { user, customer: record } } };
+    return { data: { statusCode: 201, message: 'Customer created successfully', data: { user, customer: record } }, ambiguous: ambiguousWrite(ctx.sim) };
   };
 }
 

@@ -5,6 +5,8 @@ import { baseInvoiceEntryCount, baseInvoiceStatus, baseLoadAttrs, invoicePositio
 import { HttpError, badRequest } from '../http-error.js';
 import { pageParams, rangeParams } from '../paging.js';
 import { parseSortObject } from '../query-params.js';
+import { API_ACTOR } from '../changes.js';
+import { ambiguousWrite } from '../faults.js';
 import type { RequestContext, RouteDef, RouteResult } from '../router.js';
 
 function present(ctx: RequestContext, invoice: Rec): Rec {
@@ -90,18 +92,46 @@ function getInvoice(ctx: RequestContext): RouteResult {
   return { data: present(ctx, invoice), count: 1 };
 }
 
-async function combineInvoices(ctx: RequestContext): Promise<RouteResult> {
+/**
+ * The load of a charge set: by number (`<ref>` or `<ref>_<n>`) or by id (`<load _id><n>`, as
+ * `includeChargeSets` presents them).
+ */
+function loadOfCharge(ctx: RequestContext, value: unknown, byId: boolean): number {
+  if (typeof value !== 'string' || value === '') throw badRequest(`${byId ? 'chargeIds' : 'chargeReferenceNumbers'} must hold strings`);
+  const p = byId ? ctx.sim.store.loadPositionById(value.slice(0, 24)) : ctx.sim.store.loadPositionByRef(value.replace(/_\d+$/, ''));
+  if (p === undefined) throw badRequest(`charge set ${value} not found`);
+  if (ctx.sim.store.loads.get(p)?.['isDeleted'] === true) throw badRequest(`charge set ${value} belongs to a removed load`);
+  return p;
+}
+
+/**
+ * Invoices the loads of the given charge sets (status BILLING, `invoice#created`). A charge set
+ * already on a live invoice is refused, as a billing system would; the answer's `data` is empty (§4.2).
+ */
+async function createInvoices(ctx: RequestContext): Promise<RouteResult> {
   const body = (await ctx.body()).fields;
   const ids = body['chargeIds'];
   const refs = body['chargeReferenceNumbers'];
   if (ids !== undefined && !Array.isArray(ids)) throw badRequest('chargeIds must be an array');
   if (refs !== undefined && !Array.isArray(refs)) throw badRequest('chargeReferenceNumbers must be an array');
   if (!(Array.isArray(ids) && ids.length) && !(Array.isArray(refs) && refs.length)) throw badRequest('chargeIds or chargeReferenceNumbers is required');
-  return { data: {} };
+  const loads = new Set<number>();
+  for (const id of (ids as unknown[] | undefined) ?? []) loads.add(loadOfCharge(ctx, id, true));
+  for (const ref of (refs as unknown[] | undefined) ?? []) loads.add(loadOfCharge(ctx, ref, false));
+  for (const p of loads) {
+    if (ctx.sim.store.liveInvoicePositionOfLoad(p) !== undefined) throw badRequest(`load ${String(ctx.sim.store.loads.get(p)?.['reference_number'])} is already invoiced`);
+  }
+  const now = ctx.sim.clock.iso();
+  for (const p of loads) {
+    ctx.sim.changes.updateLoad(p, { status: 'BILLING' }, API_ACTOR, now);
+    ctx.sim.changes.ensureInvoice(p, now);
+  }
+  ctx.sim.stats.invoicesCreated += loads.size;
+  return { data: {}, ambiguous: ambiguousWrite(ctx.sim) };
 }
 
 export const invoiceRoutes: RouteDef[] = [
   { method: 'GET', pattern: '/invoices', auth: 'access', handler: listInvoices },
   { method: 'GET', pattern: '/invoices/:ref', auth: 'access', handler: getInvoice },
-  { method: 'POST', pattern: '/invoices', auth: 'access', variants: ['main'], handler: combineInvoices },
+  { method: 'POST', pattern: '/invoices', auth: 'access', variants: ['main'], handler: createInvoices },
 ];

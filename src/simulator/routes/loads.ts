@@ -20,6 +20,7 @@ import { HttpError, badRequest } from '../http-error.js';
 import { validateCreateLoad, validateUpdateLoad } from '../load-validation.js';
 import { MAIN_DATETIME_RANGES, pageParams, rangeParams } from '../paging.js';
 import { parseSortObject } from '../query-params.js';
+import { ambiguousWrite } from '../faults.js';
 import type { RequestContext, RouteDef, RouteResult } from '../router.js';
 import type { SimContext } from '../sim-context.js';
 
@@ -178,8 +179,7 @@ async function createLoad(ctx: RequestContext): Promise<RouteResult> {
     (id) => sim.store.customerPositionById('consignees', id) !== undefined,
   );
   const { load } = sim.changes.createLoad(toStoredFields(sim, body), API_ACTOR);
-  const ambiguous = sim.options.ambiguousCreateRate > 0 && sim.faults.coin(sim.options.ambiguousCreateRate);
-  return { data: load, ambiguous };
+  return { data: load, ambiguous: ambiguousWrite(sim) };
 }
 
 async function updateLoad(ctx: RequestContext): Promise<RouteResult> {
@@ -226,7 +226,7 @@ function deleteLoad(ctx: RequestContext): RouteResult {
   if (p === undefined) throw new HttpError(404, `load id ${id} not found`);
   const load = ctx.sim.store.loads.get(p) as Load;
   if (load['isDeleted'] === true) throw new HttpError(410, `load id ${id} has been removed`);
-  return { data: ctx.sim.changes.deleteLoad(p, API_ACTOR) };
+  return { data: ctx.sim.changes.deleteLoad(p, API_ACTOR), ambiguous: ambiguousWrite(ctx.sim) };
 }
 
 async function uploadDocument(ctx: RequestContext): Promise<RouteResult> {

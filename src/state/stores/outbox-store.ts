@@ -89,6 +89,11 @@ export class OutboxStore {
     return this.db.selectFrom('outbox').selectAll().where('erp_key', '=', erpKey).where('kind', '=', kind).orderBy('revision', 'desc').limit(1).executeTakeFirst();
   }
 
+  /** The newest command of a kind in a group (a customer's commands share `cust:<code>`). */
+  async latestInGroup(loadGroup: string, kind: string): Promise<OutboxRow | undefined> {
+    return this.db.selectFrom('outbox').selectAll().where('load_group', '=', loadGroup).where('kind', '=', kind).orderBy('id', 'desc').limit(1).executeTakeFirst();
+  }
+
   /** The create that produced `referenceNumber`, if this daemon created that load. */
   async createByReference(referenceNumber: string): Promise<OutboxRow | undefined> {
     return this.db
