@@ -1,3 +1,4 @@
+import type { Hash } from 'node:crypto';
 /** One directory entry as a target lists it. */
 export interface FileEntry {
   readonly name: string;
@@ -32,9 +33,9 @@ export interface FileTarget {
   /**
    * Writes `content` under a temp name in `dir` (same directory, so the commit is an atomic
    * rename) and makes it durable. An abort or error removes the temp file (best effort) and never
-   * creates anything under the final name.
+   * creates anything under the final name. A stream is written as it arrives, never held whole.
    */
-  stage(dir: string, name: string, content: Buffer, signal: AbortSignal): Promise<StagedFile>;
+  stage(dir: string, name: string, content: Buffer | AsyncIterable<Uint8Array>, signal: AbortSignal): Promise<StagedFile>;
   /** Atomically replaces the final file with the staged one. */
   commit(staged: StagedFile): Promise<void>;
   /** Removes a staged temp file; never throws. */
@@ -59,4 +60,15 @@ export async function writeFileAtomic(target: FileTarget, dir: string, name: str
     throw error;
   }
   return staged;
+}
+
+/** `content` as chunks, with a running sha256 and byte count for `StagedFile`. */
+export async function* hashedChunks(content: Buffer | AsyncIterable<Uint8Array>, digest: { hash: Hash; bytes: number }): AsyncGenerator<Buffer> {
+  const chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array> = Buffer.isBuffer(content) ? [content] : content;
+  for await (const chunk of chunks) {
+    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    digest.hash.update(buffer);
+    digest.bytes += buffer.length;
+    yield buffer;
+  }
 }
