@@ -62,10 +62,30 @@ export async function writeFileAtomic(target: FileTarget, dir: string, name: str
   return staged;
 }
 
-/** `content` as chunks, with a running sha256 and byte count for `StagedFile`. */
-export async function* hashedChunks(content: Buffer | AsyncIterable<Uint8Array>, digest: { hash: Hash; bytes: number }): AsyncGenerator<Buffer> {
-  const chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array> = Buffer.isBuffer(content) ? [content] : content;
-  for await (const chunk of chunks) {
+/** Running sha256 and byte count of staged content; `sourceError` is what the content stream itself threw. */
+export interface StageDigest {
+  hash: Hash;
+  bytes: number;
+  sourceError?: unknown;
+}
+
+/**
+ * `content` as chunks, counted into `digest`. An error of the content stream (a download that
+ * broke off, a file over its size limit) is kept in `digest.sourceError` so the target rethrows it
+ * as is instead of reporting it as a failed write.
+ */
+export async function* hashedChunks(content: Buffer | AsyncIterable<Uint8Array>, digest: StageDigest): AsyncGenerator<Buffer> {
+  const chunks: AsyncIterator<Uint8Array> | Iterator<Uint8Array> = Buffer.isBuffer(content) ? [content][Symbol.iterator]() : content[Symbol.asyncIterator]();
+  for (;;) {
+    let next: IteratorResult<Uint8Array>;
+    try {
+      next = await chunks.next();
+    } catch (error) {
+      digest.sourceError = error;
+      throw error;
+    }
+    if (next.done) return;
+    const chunk = next.value;
     const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     digest.hash.update(buffer);
     digest.bytes += buffer.length;

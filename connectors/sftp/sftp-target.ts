@@ -4,7 +4,7 @@ import pLimit from 'p-limit';
 import type { SFTPWrapper } from 'ssh2';
 import type { ContractLogger as Logger } from '../../src/contracts/index.js';
 import { throwIfAborted } from '../../src/util/abort.js';
-import { hashedChunks, type FileEntry, type FileTarget, type StagedFile } from '../file-drop/file-target.js';
+import { hashedChunks, type FileEntry, type StageDigest, type FileTarget, type StagedFile } from '../file-drop/file-target.js';
 import { tempFileName } from '../file-drop/file-names.js';
 import { SftpOperationError } from './errors.js';
 import type { Connection, SftpSession } from './session.js';
@@ -93,7 +93,7 @@ export class SftpTarget implements FileTarget {
       const { sftp, guard } = await this.session.connection(signal);
       const call = <T = void>(start: Start<T>) => guard(request(start));
       const tempPath = posix.join(dir, tempFileName(name));
-      const digest = { hash: createHash('sha256'), bytes: 0 };
+      const digest: StageDigest = { hash: createHash('sha256'), bytes: 0 };
       let handle: Buffer | undefined;
       try {
         handle = await call<Buffer>((cb) => sftp.open(tempPath, 'wx', { mode: 0o644 }, cb));
@@ -107,7 +107,7 @@ export class SftpTarget implements FileTarget {
         if (handle) await call((cb) => sftp.close(handle!, cb)).catch(() => undefined);
         // Best effort: when the connection itself broke, the temp file stays until the start-up clean-up.
         await this.unlinkQuietly(sftp, guard, tempPath);
-        throw signal.aborted ? error : this.failed('upload', tempPath, error);
+        throw signal.aborted || error === digest.sourceError ? error : this.failed('upload', tempPath, error);
       }
       return { tempPath, finalPath: posix.join(dir, name), bytes: digest.bytes, sha256: digest.hash.digest('hex') };
     });

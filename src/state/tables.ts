@@ -32,6 +32,12 @@ export interface DocumentFilesTable {
   type: string;
   /** The delivered record (JSON): re-delivered as is while the document stays, as the tombstone's data once it goes. */
   record: string;
+  /**
+   * Server time from which the document is known to be on its load: the updatedAt of the load
+   * version that listed it, or the server time of the listing (webhook path). An older load version
+   * without it does not prove it gone.
+   */
+  seen_at: string;
   stored_at: string;
 }
 

@@ -49,7 +49,7 @@ describe('config errors name the dotted path and the problem', () => {
   it('names the known streams for an unknown stream', async () => {
     const issues = await issuesOf((r) => (r.sync.streams.shipments = { sinks: ['erp_csv'] }));
     expect(issues).toEqual([
-      'sync.streams.shipments: unknown key (expected one of: loads, invoices, bills, supportMoves, loadAudits, customerAudits, customers, consignees, webhookEvents, chargeCodes, loadDocumentTypes, events, loadDocuments)',
+      'sync.streams.shipments: unknown key (expected one of: loads, invoices, bills, supportMoves, loadAudits, customerAudits, customers, consignees, webhookEvents, chargeCodes, loadDocumentTypes, events, loadDocuments, documentFiles)',
     ]);
     expect(await issuesOf((r) => (r.sync.streams.lods = { sinks: ['erp_csv'] }))).toEqual([
       'sync.streams.lods: unknown key (did you mean "loads"?)',

@@ -14,6 +14,7 @@ export const documentFiles: Migration = {
       .addColumn('reference_number', 'text', (c) => c.notNull())
       .addColumn('type', 'text', (c) => c.notNull())
       .addColumn('record', 'text', (c) => c.notNull())
+      .addColumn('seen_at', 'text', (c) => c.notNull())
       .addColumn('stored_at', 'text', (c) => c.notNull())
       .execute();
     await db.schema.createIndex('document_files_load').on('document_files').columns(['reference_number', 'type']).execute();

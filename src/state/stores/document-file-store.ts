@@ -7,6 +7,8 @@ export interface KnownDocument {
   referenceNumber: string;
   type: string;
   record: Record<string, unknown>;
+  /** Server time from which it is known to be on the load (see DocumentFilesTable.seen_at). */
+  seenAt: string;
 }
 
 const IN_CHUNK = 500;
@@ -30,7 +32,7 @@ export class DocumentFileStore {
       const rows = await this.db.selectFrom('document_files').selectAll().where('reference_number', 'in', unique.slice(i, i + IN_CHUNK)).orderBy('document_key').execute();
       for (const row of rows) {
         const list = byLoad.get(row.reference_number) ?? [];
-        list.push({ key: row.document_key, referenceNumber: row.reference_number, type: row.type, record: JSON.parse(row.record) as Record<string, unknown> });
+        list.push({ key: row.document_key, referenceNumber: row.reference_number, type: row.type, record: JSON.parse(row.record) as Record<string, unknown>, seenAt: row.seen_at });
         byLoad.set(row.reference_number, list);
       }
     }
@@ -40,7 +42,7 @@ export class DocumentFileStore {
   async remember(documents: readonly KnownDocument[]): Promise<void> {
     const at = this.now().toISOString();
     for (const doc of documents) {
-      const values = { reference_number: doc.referenceNumber, type: doc.type, record: JSON.stringify(doc.record), stored_at: at };
+      const values = { reference_number: doc.referenceNumber, type: doc.type, record: JSON.stringify(doc.record), seen_at: doc.seenAt, stored_at: at };
       await this.db
         .insertInto('document_files')
         .values({ document_key: doc.key, ...values })
