@@ -28,6 +28,7 @@ import { schedulerService, StreamScheduler } from './stream-scheduler.js';
 import { reconcileService } from '../reconcile/reconcile-service.js';
 import { reconcileApp } from './reconcile.js';
 import { resolveStreams, type ResolvedStream } from './stream-settings.js';
+import { fileStoresFor, filesConnectorOf } from './file-stores.js';
 import { streamsSentTo } from './validate-deployment.js';
 
 /**
@@ -107,7 +108,7 @@ export async function openApp(loaded: LoadedConfig, options: OpenAppOptions): Pr
 
     let connectors: ConnectorSet | undefined;
     if (options.withConnectors) {
-      const needed = new Set(streams.flatMap((s) => s.sinks));
+      const needed = new Set(streams.flatMap((s) => [...s.sinks, ...(filesConnectorOf(s) ?? [])]));
       if (options.withSources ?? config.outbound.enabled) for (const name of config.outbound.sources) needed.add(name);
       const block = Object.fromEntries(Object.entries(config.connectors).filter(([name]) => needed.has(name)));
       connectors = await createConnectors(block, {
@@ -122,7 +123,7 @@ export async function openApp(loaded: LoadedConfig, options: OpenAppOptions): Pr
       cleanups.push(() => set.close());
     }
 
-    const deps: StreamRunDeps = { stores, client, logger: options.logger, hooks: deliveryHooks(stores) };
+    const deps: StreamRunDeps = { stores, client, logger: options.logger, hooks: deliveryHooks(stores), files: fileStoresFor(streams, connectors) };
     metrics.bind({
       db,
       checkpoints: stores.checkpoints,
