@@ -108,7 +108,8 @@ export async function openApp(loaded: LoadedConfig, options: OpenAppOptions): Pr
 
     let connectors: ConnectorSet | undefined;
     if (options.withConnectors) {
-      const needed = new Set(streams.flatMap((s) => [...s.sinks, ...(filesConnectorOf(s) ?? [])]));
+      // A stream's file store (documentFiles' filesTo) is created like its sinks.
+      const needed = new Set(streams.flatMap((s) => [...s.sinks, ...[filesConnectorOf(s)].filter((n) => n !== undefined)]));
       if (options.withSources ?? config.outbound.enabled) for (const name of config.outbound.sources) needed.add(name);
       const block = Object.fromEntries(Object.entries(config.connectors).filter(([name]) => needed.has(name)));
       connectors = await createConnectors(block, {
