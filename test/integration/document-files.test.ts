@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deleteLoad, uploadLoadDocument } from '../../src/api/endpoints/loads.js';
 import { parseConfig } from '../../src/config/parse-config.js';
 import type { FreightSyncConfig } from '../../src/config/types.js';
 import type { SimulatorHandle } from '../../src/simulator/index.js';
@@ -94,6 +95,27 @@ describe('documentFiles: polled from the loads', () => {
     // The other document of that load stays.
     const other = sim.documents().find((d) => d.reference_number === refs[2] && d.type === 'Bill of Lading')!;
     expect(rows().get(`${other.reference_number}|${other.type}|${other.url}`)).toMatchObject({ _op: 'upsert' });
+  });
+
+  it('delivers a tombstone for every document of a deleted load', { timeout: 60_000 }, async () => {
+    const docs = sim.documents().filter((d) => d.reference_number === refs[1] && !d.removed);
+    expect(docs).toHaveLength(1);
+    await withPullApp(config, dir, (app) => deleteLoad(app.client, docs[0]!.load_id));
+    const summary = await sync();
+    expect(summary).toMatchObject({ status: 'ok', deletes: 1 });
+    expect(rows().get(`${docs[0]!.reference_number}|${docs[0]!.type}|${docs[0]!.url}`)).toMatchObject({ _op: 'delete', sha256: docs[0]!.sha256 });
+  });
+
+  it('stores the file of a document uploaded through the API', { timeout: 60_000 }, async () => {
+    const uploaded = await withPullApp(config, dir, (app) =>
+      uploadLoadDocument(app.client, { referenceNumber: refs[5]!, documentType: 'Proof of Delivery', fileName: 'pod scan.PDF', content: new Uint8Array(2_345) }),
+    );
+    const doc = sim.documents().find((d) => d.url === uploaded.url)!;
+    expect(doc).toMatchObject({ bytes: 2_345 });
+    const summary = await sync();
+    expect(summary).toMatchObject({ status: 'ok', delivered: 1 });
+    // The extension comes from the URL's file name, lower-cased.
+    expect(sha256File(path.join(out, 'documents', `${doc.sha256}.pdf`))).toBe(doc.sha256);
   });
 
   it('retries a failing download with backoff and stores the file', { timeout: 60_000 }, async () => {
