@@ -62,6 +62,12 @@ describe('config errors name the dotted path and the problem', () => {
     ]);
   });
 
+  it('checks the connector documentFiles stores its files with', async () => {
+    expect(await issuesOf((r) => (r.sync.streams.documentFiles = { sinks: ['erp_csv'], options: { filesTo: 'erp_docs' } }))).toEqual([
+      'sync.streams.documentFiles.options.filesTo: stream "documentFiles" names connector "erp_docs", which is not defined under connectors (defined: erp_csv)',
+    ]);
+  });
+
   it('rejects an enabled stream without sinks, but accepts a disabled one', async () => {
     expect(await issuesOf((r) => (r.sync.streams.invoices = {}))).toEqual([
       'sync.streams.invoices.sinks: stream "invoices" is enabled but has no sinks (add connector names, or set enabled: false)',
