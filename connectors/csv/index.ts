@@ -6,6 +6,7 @@ import { LocalTarget } from '../file-drop/local-target.js';
 import { removeStaleTempFiles } from '../file-drop/retention.js';
 import { STALE_TEMP_MS } from '../file-drop/index.js';
 import { DropSinkReader } from '../file-drop/drop-reader.js';
+import { TargetFileStore } from '../file-drop/file-store.js';
 import { CsvSink } from './csv-sink.js';
 import { csvOptionsSchema, type CsvOptions } from './options.js';
 
@@ -26,6 +27,8 @@ export const csvConnector: ConnectorFactory<CsvOptions> = {
     return {
       sink,
       reader,
+      // Document files (documentFiles stream) go to folders inside the drop directory.
+      files: new TargetFileStore(new LocalTarget(), directory),
       async init() {
         await mkdir(directory, { recursive: true });
         const removed = await removeStaleTempFiles(new LocalTarget(), directory, STALE_TEMP_MS);

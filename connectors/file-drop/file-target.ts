@@ -1,3 +1,4 @@
+import type { Hash } from 'node:crypto';
 /** One directory entry as a target lists it. */
 export interface FileEntry {
   readonly name: string;
@@ -32,9 +33,9 @@ export interface FileTarget {
   /**
    * Writes `content` under a temp name in `dir` (same directory, so the commit is an atomic
    * rename) and makes it durable. An abort or error removes the temp file (best effort) and never
-   * creates anything under the final name.
+   * creates anything under the final name. A stream is written as it arrives, never held whole.
    */
-  stage(dir: string, name: string, content: Buffer, signal: AbortSignal): Promise<StagedFile>;
+  stage(dir: string, name: string, content: Buffer | AsyncIterable<Uint8Array>, signal: AbortSignal): Promise<StagedFile>;
   /** Atomically replaces the final file with the staged one. */
   commit(staged: StagedFile): Promise<void>;
   /** Removes a staged temp file; never throws. */
@@ -59,4 +60,35 @@ export async function writeFileAtomic(target: FileTarget, dir: string, name: str
     throw error;
   }
   return staged;
+}
+
+/** Running sha256 and byte count of staged content; `sourceError` is what the content stream itself threw. */
+export interface StageDigest {
+  hash: Hash;
+  bytes: number;
+  sourceError?: unknown;
+}
+
+/**
+ * `content` as chunks, counted into `digest`. An error of the content stream (a download that
+ * broke off, a file over its size limit) is kept in `digest.sourceError` so the target rethrows it
+ * as is instead of reporting it as a failed write.
+ */
+export async function* hashedChunks(content: Buffer | AsyncIterable<Uint8Array>, digest: StageDigest): AsyncGenerator<Buffer> {
+  const chunks: AsyncIterator<Uint8Array> | Iterator<Uint8Array> = Buffer.isBuffer(content) ? [content][Symbol.iterator]() : content[Symbol.asyncIterator]();
+  for (;;) {
+    let next: IteratorResult<Uint8Array>;
+    try {
+      next = await chunks.next();
+    } catch (error) {
+      digest.sourceError = error;
+      throw error;
+    }
+    if (next.done) return;
+    const chunk = next.value;
+    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    digest.hash.update(buffer);
+    digest.bytes += buffer.length;
+    yield buffer;
+  }
 }

@@ -3,7 +3,7 @@ import { access, mkdir, open, readdir, readFile, rename, stat, unlink } from 'no
 import path from 'node:path';
 import { throwIfAborted } from '../../src/util/abort.js';
 import { asStorageError } from '../../src/util/storage-errors.js';
-import type { FileEntry, FileTarget, StagedFile } from './file-target.js';
+import { hashedChunks, type FileEntry, type StageDigest, type FileTarget, type StagedFile } from './file-target.js';
 import { tempFileName } from './file-names.js';
 
 const WHAT = 'file drop';
@@ -56,20 +56,24 @@ export class LocalTarget implements FileTarget {
     return entries;
   }
 
-  async stage(dir: string, name: string, content: Buffer, signal: AbortSignal): Promise<StagedFile> {
+  async stage(dir: string, name: string, content: Buffer | AsyncIterable<Uint8Array>, signal: AbortSignal): Promise<StagedFile> {
     throwIfAborted(signal);
     const tempPath = path.join(dir, tempFileName(name));
     const handle = await guarded(tempPath, () => open(tempPath, 'wx', 0o644));
+    const digest: StageDigest = { hash: createHash('sha256'), bytes: 0 };
     try {
-      await handle.writeFile(content);
+      for await (const chunk of hashedChunks(content, digest)) {
+        throwIfAborted(signal);
+        await handle.write(chunk);
+      }
       await handle.sync();
     } catch (error) {
       await handle.close().catch(() => undefined);
       await unlink(tempPath).catch(() => undefined);
-      throw asStorageError(error, WHAT, tempPath);
+      throw error === digest.sourceError ? error : asStorageError(error, WHAT, tempPath);
     }
     await guarded(tempPath, () => handle.close());
-    return { tempPath, finalPath: path.join(dir, name), bytes: content.length, sha256: createHash('sha256').update(content).digest('hex') };
+    return { tempPath, finalPath: path.join(dir, name), bytes: digest.bytes, sha256: digest.hash.digest('hex') };
   }
 
   async commit(staged: StagedFile): Promise<void> {

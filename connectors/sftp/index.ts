@@ -1,8 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { CommandSource, ConnectorContext, ConnectorFactory, ConnectorInstance, RecordSink, SinkReader } from '../../src/contracts/index.js';
+import type { CommandSource, ConnectorContext, FileStore, ConnectorFactory, ConnectorInstance, RecordSink, SinkReader } from '../../src/contracts/index.js';
 import { FileDropSink } from '../file-drop/drop-sink.js';
 import { DropSinkReader, inPages } from '../file-drop/drop-reader.js';
+import { TargetFileStore } from '../file-drop/file-store.js';
 import { removeStaleTempFiles } from '../file-drop/retention.js';
 import { STALE_TEMP_MS } from '../file-drop/index.js';
 import { InboxSource } from '../file-inbox/inbox-source.js';
@@ -62,6 +63,9 @@ export const sftpConnector: ConnectorFactory<SftpOptions> = {
         yield* inPages(await session.run(() => dropReader.latestRows(stream, signal), signal));
       },
     };
+    // A put interrupted by a broken connection is redone whole: `open` downloads the bytes again.
+    const store = remoteDir ? new TargetFileStore(target, remoteDir) : undefined;
+    const files: FileStore | undefined = store && { put: (file, signal) => session.run(() => store.put(file, signal), signal) };
     const source: CommandSource | undefined = inbox && {
       take: (signal) => session.run(() => inbox.take(signal), signal),
       accepted: (unit, signal) => session.run(() => inbox.accepted(unit, signal), signal),
@@ -74,6 +78,7 @@ export const sftpConnector: ConnectorFactory<SftpOptions> = {
       sink,
       source,
       reader,
+      files,
       async init(signal) {
         if (options.privateKeyPath) {
           const file = path.resolve(context.baseDir, options.privateKeyPath);

@@ -4,7 +4,7 @@ import pLimit from 'p-limit';
 import type { SFTPWrapper } from 'ssh2';
 import type { ContractLogger as Logger } from '../../src/contracts/index.js';
 import { throwIfAborted } from '../../src/util/abort.js';
-import type { FileEntry, FileTarget, StagedFile } from '../file-drop/file-target.js';
+import { hashedChunks, type FileEntry, type StageDigest, type FileTarget, type StagedFile } from '../file-drop/file-target.js';
 import { tempFileName } from '../file-drop/file-names.js';
 import { SftpOperationError } from './errors.js';
 import type { Connection, SftpSession } from './session.js';
@@ -87,16 +87,17 @@ export class SftpTarget implements FileTarget {
     }
   }
 
-  stage(dir: string, name: string, content: Buffer, signal: AbortSignal): Promise<StagedFile> {
+  stage(dir: string, name: string, content: Buffer | AsyncIterable<Uint8Array>, signal: AbortSignal): Promise<StagedFile> {
     return this.transfers(async () => {
       throwIfAborted(signal);
       const { sftp, guard } = await this.session.connection(signal);
       const call = <T = void>(start: Start<T>) => guard(request(start));
       const tempPath = posix.join(dir, tempFileName(name));
+      const digest: StageDigest = { hash: createHash('sha256'), bytes: 0 };
       let handle: Buffer | undefined;
       try {
         handle = await call<Buffer>((cb) => sftp.open(tempPath, 'wx', { mode: 0o644 }, cb));
-        await this.writeAll(sftp, guard, handle, content, signal);
+        for await (const chunk of hashedChunks(content, digest)) await this.writeAll(sftp, guard, handle, chunk, digest.bytes - chunk.length, signal);
         throwIfAborted(signal);
         await this.fsync(sftp, guard, handle);
         const open = handle;
@@ -106,9 +107,9 @@ export class SftpTarget implements FileTarget {
         if (handle) await call((cb) => sftp.close(handle!, cb)).catch(() => undefined);
         // Best effort: when the connection itself broke, the temp file stays until the start-up clean-up.
         await this.unlinkQuietly(sftp, guard, tempPath);
-        throw signal.aborted ? error : this.failed('upload', tempPath, error);
+        throw signal.aborted || error === digest.sourceError ? error : this.failed('upload', tempPath, error);
       }
-      return { tempPath, finalPath: posix.join(dir, name), bytes: content.length, sha256: createHash('sha256').update(content).digest('hex') };
+      return { tempPath, finalPath: posix.join(dir, name), bytes: digest.bytes, sha256: digest.hash.digest('hex') };
     });
   }
 
@@ -175,13 +176,14 @@ export class SftpTarget implements FileTarget {
     // SFTP has no directory fsync; OpenSSH's rename is durable once the server's file system commits it.
   }
 
-  private async writeAll(sftp: SFTPWrapper, guard: Guard, handle: Buffer, content: Buffer, signal: AbortSignal): Promise<void> {
+  /** Writes `content` at file position `position` (a stream is staged chunk after chunk). */
+  private async writeAll(sftp: SFTPWrapper, guard: Guard, handle: Buffer, content: Buffer, position: number, signal: AbortSignal): Promise<void> {
     for (let offset = 0; offset < content.length; offset += CHUNK * WINDOW) {
       throwIfAborted(signal);
       const writes: Promise<void>[] = [];
       for (let at = offset; at < Math.min(content.length, offset + CHUNK * WINDOW); at += CHUNK) {
         const length = Math.min(CHUNK, content.length - at);
-        writes.push(request((cb) => sftp.write(handle, content, at, length, at, cb)));
+        writes.push(request((cb) => sftp.write(handle, content, at, length, position + at, cb)));
       }
       await guard(Promise.all(writes));
     }

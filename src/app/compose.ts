@@ -29,6 +29,7 @@ import { schedulerService, StreamScheduler } from './stream-scheduler.js';
 import { reconcileService } from '../reconcile/reconcile-service.js';
 import { reconcileApp } from './reconcile.js';
 import { resolveStreams, type ResolvedStream } from './stream-settings.js';
+import { fileStoresFor, filesConnectorOf } from './file-stores.js';
 import { streamsSentTo } from './validate-deployment.js';
 
 /**
@@ -109,7 +110,8 @@ export async function openApp(loaded: LoadedConfig, options: OpenAppOptions): Pr
 
     let connectors: ConnectorSet | undefined;
     if (options.withConnectors) {
-      const needed = new Set(streams.flatMap((s) => s.sinks));
+      // A stream's file store (documentFiles' filesTo) is created like its sinks.
+      const needed = new Set(streams.flatMap((s) => [...s.sinks, ...[filesConnectorOf(s)].filter((n) => n !== undefined)]));
       if (options.withSources ?? config.outbound.enabled) for (const name of config.outbound.sources) needed.add(name);
       const block = Object.fromEntries(Object.entries(config.connectors).filter(([name]) => needed.has(name)));
       connectors = await createConnectors(block, {
@@ -124,7 +126,7 @@ export async function openApp(loaded: LoadedConfig, options: OpenAppOptions): Pr
       cleanups.push(() => set.close());
     }
 
-    const deps: StreamRunDeps = { stores, client, logger: options.logger, hooks: deliveryHooks(stores) };
+    const deps: StreamRunDeps = { stores, client, logger: options.logger, hooks: deliveryHooks(stores), files: fileStoresFor(streams, connectors) };
     metrics.bind({
       db,
       checkpoints: stores.checkpoints,

@@ -41,6 +41,13 @@ export function crossCheckIssues(raw: unknown): string[] {
         }
       });
     }
+    // documentFiles stores its files with the connector its `filesTo` option names.
+    const filesTo = asRecord(stream['options'])?.['filesTo'];
+    if (typeof filesTo === 'string' && filesTo !== '' && !(filesTo in connectors)) {
+      issues.push(
+        `${formatPath(['sync', 'streams', streamName, 'options', 'filesTo'])}: stream "${streamName}" names connector "${filesTo}", which is not defined under connectors (defined: ${knownList})`,
+      );
+    }
     if (enabled && (sinks === undefined || (Array.isArray(sinks) && sinks.length === 0))) {
       issues.push(
         `${formatPath(['sync', 'streams', streamName, 'sinks'])}: stream "${streamName}" is enabled but has no sinks (add connector names, or set enabled: false)`,

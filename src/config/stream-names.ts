@@ -10,7 +10,8 @@
  *   would leave each new candidate for the next pass.
  * - `invoices` right after, so the gap-fill sees the candidates loads just wrote.
  * - then the other polled streams, whose relative order does not matter for correctness;
- * - push-only streams last: they are fed by the webhook receiver (src/webhooks) and never polled.
+ * - push-only streams after them: they are fed by the webhook receiver (src/webhooks) and never polled;
+ * - `documentFiles` last: downloading files is the slowest work of a pass, and nothing waits for it.
  *
  * Why here, in a module with no imports: config is a low layer (it reads the file; the app reads
  * it), and the stream definitions in src/sync are a layer above it. Sync may import this list;
@@ -34,6 +35,7 @@ export const STREAM_NAMES = [
   'customerDynamicRates',
   'events',
   'loadDocuments',
+  'documentFiles',
 ] as const;
 
 export type StreamName = (typeof STREAM_NAMES)[number];

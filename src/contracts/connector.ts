@@ -65,6 +65,8 @@ export interface ConnectorInstance {
   readonly sink?: RecordSink;
   /** Present when the connector can yield outbound commands (ERP → API). */
   readonly source?: CommandSource;
+  /** Present when the connector can store files (document files: the `documentFiles` stream's `filesTo`). */
+  readonly files?: FileStore;
   /** Present when the sink can read back what it holds (`freight-sync reconcile`). Read-only. */
   readonly reader?: SinkReader;
   /** Cheap readiness probe for /readyz; throws when the connector cannot work. */
@@ -77,6 +79,38 @@ export interface ConnectorInstance {
   migrate?(options: { readonly apply: boolean }, signal: AbortSignal): Promise<readonly TableMigration[]>;
   /** Releases every resource. Called once, in reverse order of creation. */
   close(): Promise<void>;
+}
+
+/**
+ * A file to store under its content-addressed name `<sha256 hex><extension>`. The bytes arrive as
+ * a stream (a 50 MB document is never held in memory); `open` may be called again when a try
+ * fails midway (a broken SFTP connection), and must then yield the same bytes.
+ */
+export interface FileToStore {
+  /** Folder relative to the connector's own directory (`documents`); POSIX separators, no `..`. */
+  readonly folder: string;
+  /** `.pdf`, or '' when unknown; lower case letters and digits after the dot. */
+  readonly extension: string;
+  open(signal: AbortSignal): Promise<AsyncIterable<Uint8Array>>;
+}
+
+export interface StoredFile {
+  /** `<sha256><extension>`. */
+  readonly name: string;
+  readonly sha256: string;
+  readonly bytes: number;
+  /** Where the ERP finds it: an absolute path, or `sftp://user@host:port/dir/name`. */
+  readonly location: string;
+}
+
+/**
+ * Capability of a connector that keeps files (the `csv` connector's folder, the `sftp` connector's
+ * `remoteDir`). Writes atomically (temp name, then rename): the name never shows partial content,
+ * and storing the same bytes again replaces the file with an identical one, so a repeat after a
+ * crash is harmless. Metadata about the files travels separately, as records through `RecordSink`.
+ */
+export interface FileStore {
+  put(file: FileToStore, signal: AbortSignal): Promise<StoredFile>;
 }
 
 /** One record of a batch the sink refused (the ERP table's constraint, a mapping that failed). */

@@ -100,10 +100,45 @@ export function createAdminHandler(handle: () => SimulatorHandle, clock: ServerC
       json(res, 200, { ok: true });
       return;
     }
+    if (path === '/documents' || path === '/document-faults') {
+      await documentsAdmin(sim, method, path, url, (status, body) => json(res, status, body));
+      return;
+    }
     if (method === 'GET' && path === '/now') {
       json(res, 200, { now: sim.now().toISOString() });
       return;
     }
     json(res, 404, { error: `no admin route ${method} ${url.pathname}` });
   };
+}
+
+/**
+ * `GET /documents` (every document with its sha256), `POST /documents?reference_number=&type=[&bytes=]`
+ * (a TMS user adds one; its event is sent), `DELETE /documents?reference_number=&url=` (removes
+ * one), `POST /document-faults?count=N` (the next N downloads answer 503).
+ */
+async function documentsAdmin(sim: SimulatorHandle, method: string, path: string, url: URL, reply: (status: number, body: unknown) => void): Promise<void> {
+  const param = (name: string) => url.searchParams.get(name) ?? '';
+  const count = (name: string) => (url.searchParams.has(name) ? Number(param(name)) : undefined);
+  try {
+    if (path === '/document-faults' && method === 'POST') {
+      const n = count('count') ?? 1;
+      if (!Number.isInteger(n) || n < 0) return reply(400, { error: 'count must be a whole number >= 0' });
+      sim.failDocumentDownloads(n);
+      return reply(200, { ok: true, count: n });
+    }
+    if (path === '/documents' && method === 'GET') return reply(200, { documents: sim.documents() });
+    if (path === '/documents' && method === 'POST') {
+      const bytes = count('bytes');
+      if (bytes !== undefined && (!Number.isInteger(bytes) || bytes < 0)) return reply(400, { error: 'bytes must be a whole number >= 0' });
+      return reply(200, sim.addDocument(param('reference_number'), param('type'), { bytes }));
+    }
+    if (path === '/documents' && method === 'DELETE') {
+      sim.removeDocument(param('reference_number'), param('url'));
+      return reply(200, { ok: true });
+    }
+    reply(405, { error: `${method} is not allowed on /__admin${path}` });
+  } catch (error) {
+    reply((error as { status?: number }).status ?? 500, { error: (error as Error).message });
+  }
 }

@@ -2,6 +2,7 @@ import type { PricingAction, PricingList } from './pricing-book.js';
 import type { ConfigurePatch, SimulatorOptions } from './options.js';
 import type { SimulatorStats } from './stats.js';
 import type { TruthResource } from './truth.js';
+import type { DocumentTruth } from './documents.js';
 
 export interface SimulatorHandle {
   /** e.g. http://127.0.0.1:PORT/v1 */
@@ -32,6 +33,20 @@ export interface SimulatorHandle {
   editPricing(list: PricingList, action: PricingAction, index?: number): string | undefined;
   /** Every current record, incl. deleted loads, streamed. */
   truth(resource: TruthResource): AsyncIterable<Record<string, unknown>>;
+  /** Origin of the document storage (`http://127.0.0.1:PORT`): document URLs point there, not at the API. */
+  readonly documentsOrigin: string;
+  /**
+   * A TMS user adds a document to a live load: `documents` gains `{ type, url }`, the file is
+   * served at `url` (deterministic bytes, `bytes` long), and the document's event is sent
+   * (`Proof of Delivery` → `document#pod_added`, `Bill of Lading` → `document#bo_added`).
+   */
+  addDocument(referenceNumber: string, type: string, options?: { bytes?: number; fileName?: string }): DocumentTruth;
+  /** A TMS user removes a document: it leaves the load's `documents` (updatedAt moves) and its URL answers 404. */
+  removeDocument(referenceNumber: string, url: string): void;
+  /** The next `count` document downloads answer 503. */
+  failDocumentDownloads(count: number): void;
+  /** Every document ever added, with the sha256 of its bytes (removed ones flagged). */
+  documents(): DocumentTruth[];
   /** Simulates a refresh token revoked out of band. */
   revokeRefreshTokens(): void;
   close(): Promise<void>;

@@ -1,6 +1,7 @@
 import type { AuthService } from './auth.js';
 import type { Changes } from './changes.js';
 import type { ServerClock } from './clock.js';
+import type { SimDocuments } from './documents.js';
 import type { FaultInjector } from './faults.js';
 import type { SimulatorOptions } from './options.js';
 import type { RateLimiter } from './rate-limiter.js';
@@ -19,4 +20,6 @@ export interface SimContext {
   faults: FaultInjector;
   limiter: RateLimiter;
   sender: WebhookSender;
+  /** Files behind load documents, served on their own origin (document-storage.ts). */
+  documents: SimDocuments;
 }

@@ -17,6 +17,10 @@ import { cloneStats, emptyStats } from './stats.js';
 import { SimStore } from './store.js';
 import { truth } from './truth.js';
 import { WebhookSender } from './webhook-sender.js';
+import { SimDocuments } from './documents.js';
+import { createDocumentStorageHandler } from './document-storage.js';
+import { MUTATOR_ACTOR } from './changes.js';
+import { attachLoadDocument, removeLoadDocument } from './load-documents.js';
 import { reshapeWebhookBody } from './real-shapes.js';
 
 /** Starts the simulator on 127.0.0.1 and resolves once it listens. */
@@ -36,6 +40,7 @@ export async function startSimulator(input: Partial<SimulatorOptions> = {}): Pro
   const limiter = new RateLimiter(options.rateLimit);
   const faults = new FaultInjector(options.seed, () => options.faults);
   const mutator = new Mutator(options.seed, store, changes, () => options.invoiceLifecycle);
+  const documents = new SimDocuments(options.seed);
   const sim: SimContext = {
     options,
     clock,
@@ -48,19 +53,17 @@ export async function startSimulator(input: Partial<SimulatorOptions> = {}): Pro
     faults,
     limiter,
     sender,
+    documents,
   };
   const router = new Router(allRoutes, options.variant);
   let handle: SimulatorHandle | undefined;
   const server: Server = createServer(createRequestHandler(sim, router, createAdminHandler(() => handle as SimulatorHandle, clock)));
   server.keepAliveTimeout = 5_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  await listen(server, options.port);
   const port = (server.address() as AddressInfo).port;
+  const storage: Server = createServer(createDocumentStorageHandler(documents, clock, () => stats.current));
+  await listen(storage, 0);
+  documents.origin = `http://127.0.0.1:${(storage.address() as AddressInfo).port}`;
   if (options.mutator.enabled) mutator.start(options.mutator.intervalMs, options.mutator.perTick);
 
   let closed = false;
@@ -90,17 +93,42 @@ export async function startSimulator(input: Partial<SimulatorOptions> = {}): Pro
     },
     editPricing: (list, action, index = 0) => store.pricing.apply(list, action, () => index),
     truth: (resource) => truth(store, resource),
+    documentsOrigin: documents.origin,
+    addDocument: (ref, type, spec = {}) => {
+      const doc = attachLoadDocument(sim, ref, { type, fileName: spec.fileName ?? `${type.replace(/\W+/g, '-').toLowerCase()}.pdf`, bytes: spec.bytes }, MUTATOR_ACTOR);
+      return documents.truthOf(doc);
+    },
+    removeDocument: (ref, url) => removeLoadDocument(sim, ref, url, MUTATOR_ACTOR),
+    failDocumentDownloads: (count) => {
+      documents.failNext = count;
+    },
+    documents: () => [...documents.truth()],
     revokeRefreshTokens: () => auth.revokeRefreshTokens(),
     close: async () => {
       if (closed) return;
       closed = true;
       mutator.stop();
       sender.close();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      await Promise.all(
+        [server, storage].map(
+          (s) =>
+            new Promise<void>((resolve) => {
+              s.close(() => resolve());
+              s.closeAllConnections();
+            }),
+        ),
+      );
     },
   };
   return handle;
+}
+
+function listen(server: Server, port: number): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
 }

@@ -15,10 +15,13 @@ export interface SimulatorStats {
   webhooksFailed: number;
   /** Events the sender gave up on after its last retry: they exist only in the event log. */
   webhooksGivenUp: number;
+  /** Requests to the document storage origin (documents.ts), and those that carried an Authorization header. */
+  documentDownloads: number;
+  documentDownloadsWithAuthorization: number;
 }
 
 export function emptyStats(): SimulatorStats {
-  return { requests: 0, byRoute: {}, rateLimited: 0, faults: {}, ambiguousCreates: 0, invoicesCreated: 0, tokensIssued: 0, retiredRefreshTokenUses: 0, webhooksSent: 0, webhooksFailed: 0, webhooksGivenUp: 0 };
+  return { requests: 0, byRoute: {}, rateLimited: 0, faults: {}, ambiguousCreates: 0, invoicesCreated: 0, tokensIssued: 0, retiredRefreshTokenUses: 0, webhooksSent: 0, webhooksFailed: 0, webhooksGivenUp: 0, documentDownloads: 0, documentDownloadsWithAuthorization: 0 };
 }
 
 export function countRoute(stats: SimulatorStats, route: string, status: number | string): void {

@@ -21,6 +21,24 @@ export interface StateTables {
   outbox_lease: OutboxLeaseTable;
   webhook_inbox: WebhookInboxTable;
   token_refresh_locks: TokenRefreshLocksTable;
+  document_files: DocumentFilesTable;
+}
+
+/** A load document whose file is stored (migration 0008; src/sync/document-files). */
+export interface DocumentFilesTable {
+  /** `<reference_number>|<type>|<url>`: the `documentFiles` record key. */
+  document_key: string;
+  reference_number: string;
+  type: string;
+  /** The delivered record (JSON): re-delivered as is while the document stays, as the tombstone's data once it goes. */
+  record: string;
+  /**
+   * Server time from which the document is known to be on its load: the updatedAt of the load
+   * version that listed it, or the server time of the listing (webhook path). An older load version
+   * without it does not prove it gone.
+   */
+  seen_at: string;
+  stored_at: string;
 }
 
 /** Cross-process lock around one account's token refresh (migration 0007). */

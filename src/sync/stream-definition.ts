@@ -4,7 +4,7 @@ import type { PagedEndpoint } from '../api/page-size.js';
 import type { RejectedItem } from '../api/paging.js';
 import type { ApiVariant } from '../api/variant.js';
 import type { Logger } from '../util/logger.js';
-import type { RecordOp } from '../contracts/index.js';
+import type { FileStore, RecordOp } from '../contracts/index.js';
 import type { SyncSideStore } from '../state/stores/sync-side-store.js';
 
 import type { StreamName } from '../config/stream-names.js';
@@ -34,6 +34,8 @@ export interface StreamEnv<TOptions = Record<string, unknown>> {
   logger: Logger;
   /** State beyond the cursor (open invoices, invoice candidates); owned by the engine. */
   side: SyncSideStore;
+  /** Where the stream stores files (documentFiles: the connector named by `options.filesTo`). */
+  files?: FileStore;
 }
 
 /** A raw record as read, before it becomes a `SyncRecord`. */

@@ -27,8 +27,10 @@ const recent = (client: ApiClient, spanMs: number) => {
  * most, so permissions and variant support are proven without a sync. Streams that read no
  * endpoint of their own (events and load documents come from the webhook inbox) have none.
  */
+const loadsProbe: Probe = async (client, signal) => ({ endpoint: 'GET /loads', records: (await listLoads(client, { skip: 0, limit: 1 }, signal)).items.length });
+
 export const STREAM_PROBES: Readonly<Record<StreamName, Probe | null>> = {
-  loads: async (client, signal) => ({ endpoint: 'GET /loads', records: (await listLoads(client, { skip: 0, limit: 1 }, signal)).items.length }),
+  loads: loadsProbe,
   invoices: async (client, signal) => {
     const { from, to } = recent(client, 30 * DAY_MS);
     const page = await listInvoices(client, { skip: 0, limit: 1, billingFrom: from, billingTo: to }, signal);
@@ -54,4 +56,6 @@ export const STREAM_PROBES: Readonly<Record<StreamName, Probe | null>> = {
   customerDynamicRates: async (client, signal) => ({ endpoint: 'GET /customer-dynamic-rates', records: (await getCustomerDynamicRates(client, signal)).rules.length }),
   events: null,
   loadDocuments: null,
+  // Reads the loads' documents arrays (the files' hosts are only known from them).
+  documentFiles: loadsProbe,
 };

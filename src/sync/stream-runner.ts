@@ -7,7 +7,7 @@ import type { Logger } from '../util/logger.js';
 import { contentHash } from './content-hash.js';
 import { cursorCompletedAt, cursorInProgress, cursorPosition } from './cursor-position.js';
 import { readAhead } from './read-ahead.js';
-import type { SyncRecord } from '../contracts/index.js';
+import type { FileStore, SyncRecord } from '../contracts/index.js';
 import type { SinkRefusal } from '../state/stores/quarantine-store.js';
 import type { SyncSideStore } from '../state/stores/sync-side-store.js';
 import { buildBatch, writeToSink, type NamedSink } from './sink-ack.js';
@@ -24,6 +24,8 @@ export interface StreamRunDeps {
   client: ApiClient;
   logger: Logger;
   hooks?: DeliveryHooks;
+  /** The file store of each stream that stores files (documentFiles), wired by the app. */
+  files?: ReadonlyMap<string, FileStore>;
 }
 
 export interface StreamRunRequest {
@@ -248,6 +250,7 @@ export async function runStream(deps: StreamRunDeps, request: StreamRunRequest):
       options: request.options,
       logger,
       side: deps.stores.side,
+      files: deps.files?.get(stream),
     };
     const readFrom = async (from: unknown): Promise<void> => {
       const chunks = definition.read(env, from, plan, request.signal);

@@ -9,7 +9,10 @@ import { deliverBatch, type NamedSink, type StreamRunDeps } from '../sync/stream
 import type { SyncSideStore } from '../state/stores/sync-side-store.js';
 import type { AnyStreamDefinition, RawRecord, StreamName } from '../sync/stream-definition.js';
 import type { InboxRow, WebhookInboxStore } from '../state/stores/webhook-inbox-store.js';
-import { LOAD_FAMILIES, refreshDocuments, refreshInvoice, refreshLoad, type Refreshed } from './refresh.js';
+import { LOAD_FAMILIES, refreshDocumentFiles, refreshDocuments, refreshInvoice, refreshLoad, type Refreshed } from './refresh.js';
+import type { RejectedItem } from '../api/paging.js';
+import { documentFilesContext } from '../sync/streams/document-files.js';
+import type { DocumentFilesOptions } from '../sync/document-files/options.js';
 import { invoiceLoadReferences, parseEvent, type ParsedEvent } from './webhook-event.js';
 import { Wakeup } from './wakeup.js';
 import { runSupervisedLoop } from '../util/supervised-loop.js';
@@ -54,6 +57,7 @@ interface Item {
 interface StreamWork {
   stream: WebhookStreamTarget;
   records: RawRecord[];
+  rejected: RejectedItem[];
   afterCommit: Array<(side: SyncSideStore) => Promise<void>>;
   rows: Set<number>;
 }
@@ -130,6 +134,7 @@ export class WebhookProcessor {
             definition: w.stream.definition,
             sinks: w.stream.sinks,
             records: w.records,
+            rejected: w.rejected,
             batchId: `webhook_${rows[0]!.id}-${rows[rows.length - 1]!.id}`,
             signal,
             afterCommit: w.afterCommit,
@@ -159,8 +164,9 @@ export class WebhookProcessor {
     const work = new Map<StreamName, StreamWork>();
     const add = (stream: WebhookStreamTarget, refreshed: Refreshed, rowIds: readonly number[]) => {
       let w = work.get(stream.definition.name);
-      if (!w) work.set(stream.definition.name, (w = { stream, records: [], afterCommit: [], rows: new Set() }));
+      if (!w) work.set(stream.definition.name, (w = { stream, records: [], rejected: [], afterCommit: [], rows: new Set() }));
       w.records.push(...refreshed.records);
+      for (const item of refreshed.rejected ?? []) w.rejected.push({ ...item, index: w.rejected.length });
       w.afterCommit.push(...refreshed.afterCommit);
       for (const id of rowIds) w.rows.add(id);
     };
@@ -173,6 +179,7 @@ export class WebhookProcessor {
     const loads = this.streamOf('loads');
     const invoices = this.streamOf('invoices');
     const documents = this.streamOf('loadDocuments');
+    const documentFiles = this.streamOf('documentFiles');
     const events = this.streamOf('events');
     const client = this.deps.client;
     for (const { row, event } of items) {
@@ -188,9 +195,14 @@ export class WebhookProcessor {
           want(`invoice:${invoiceRef}`, invoices, row.id, () => refreshInvoice(client, invoiceRef, includePaymentHistory, signal));
         }
       } else if (event.family === 'document' && ref && documents) {
-        const changed = event.payload.changedValues as Record<string, unknown> | undefined;
-        const type = typeof changed?.type === 'string' ? changed.type : null;
+        const type = typeOfDocumentEvent(event);
         if (type) want(`document:${ref}\u0000${type}`, documents, row.id, () => refreshDocuments(client, ref, type, loadId, signal));
+      }
+      if (event.family === 'document' && ref && documentFiles) {
+        const type = typeOfDocumentEvent(event);
+        const files = this.deps.runDeps.files?.get('documentFiles');
+        const options = documentFiles.options as DocumentFilesOptions;
+        if (type) want(`documentFiles:${ref}\u0000${type}`, documentFiles, row.id, () => refreshDocumentFiles(documentFilesContext({ client, files, options, logger: this.logger }), this.deps.runDeps.stores.side, ref, type, loadId, signal));
       }
       if (events) add(events, { records: [eventRecord(row, event)], afterCommit: [] }, [row.id]);
     }
@@ -243,4 +255,10 @@ function eventRecord(row: InboxRow, event: ParsedEvent): RawRecord {
     source: row.source,
     payload: event.payload,
   };
+}
+
+/** The document type a `document#*` event names (`changedValues.type`, §6.4). */
+function typeOfDocumentEvent(event: ParsedEvent): string | null {
+  const changed = event.payload.changedValues as Record<string, unknown> | undefined;
+  return typeof changed?.type === 'string' ? changed.type : null;
 }

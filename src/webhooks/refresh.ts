@@ -5,6 +5,10 @@ import { isApiError } from '../api/errors.js';
 import type { SyncSideStore } from '../state/stores/sync-side-store.js';
 import type { RawRecord } from '../sync/stream-definition.js';
 import { invoiceFacts } from '../sync/strategies/invoices.js';
+import type { RejectedItem } from '../api/paging.js';
+import { documentChanges, type DocumentObservation } from '../sync/document-files/document-changes.js';
+import { documentRef } from '../sync/document-files/document-ref.js';
+import type { DocumentFilesContext } from '../sync/document-files/store-document.js';
 
 /** Families whose events are about a load (brokerage adds appointments and tenders, §6.3). */
 export const LOAD_FAMILIES: ReadonlySet<string> = new Set(['load', 'appointments', 'tendor']);
@@ -13,6 +17,8 @@ export const LOAD_FAMILIES: ReadonlySet<string> = new Set(['load', 'appointments
 export interface Refreshed {
   records: RawRecord[];
   afterCommit: Array<(side: SyncSideStore) => Promise<void>>;
+  /** Records to quarantine instead (a document file over the size limit). */
+  rejected?: RejectedItem[];
 }
 
 function isGone(error: unknown): boolean {
@@ -83,4 +89,23 @@ export async function refreshDocuments(client: ApiClient, ref: string, type: str
     })),
     afterCommit: [],
   };
+}
+
+/**
+ * The files of the documents of one type on a load (`documentFiles` stream): the listing
+ * `GET /load-document/?reference_number=&doc_type=` compared with the stored documents of that
+ * type — new files are downloaded and stored, documents no longer listed become tombstones. A
+ * 404/410 means the load is gone: every stored document of it becomes a tombstone.
+ */
+export async function refreshDocumentFiles(ctx: DocumentFilesContext, side: SyncSideStore, ref: string, type: string, loadId: string | null, signal: AbortSignal): Promise<Refreshed> {
+  let view: DocumentObservation;
+  try {
+    const listed = await listLoadDocuments(ctx.client, ref, type, signal);
+    const current = listed.flatMap((d) => (typeof d.type === 'string' && typeof d.url === 'string' && d.url !== '' ? [documentRef(ref, loadId, { type: d.type, url: d.url })] : []));
+    view = { referenceNumber: ref, current, type, asOf: ctx.client.clock.now().toISOString() };
+  } catch (error) {
+    if (!isGone(error)) throw error;
+    view = { referenceNumber: ref, current: [], asOf: null };
+  }
+  return documentChanges(ctx, side, [view], signal);
 }

@@ -49,7 +49,7 @@ describe('config errors name the dotted path and the problem', () => {
   it('names the known streams for an unknown stream', async () => {
     const issues = await issuesOf((r) => (r.sync.streams.shipments = { sinks: ['erp_csv'] }));
     expect(issues).toEqual([
-      'sync.streams.shipments: unknown key (expected one of: loads, invoices, bills, supportMoves, loadAudits, customerAudits, customers, consignees, webhookEvents, chargeCodes, loadDocumentTypes, customerDiscounts, customerRates, customerDynamicRates, events, loadDocuments)',
+      'sync.streams.shipments: unknown key (expected one of: loads, invoices, bills, supportMoves, loadAudits, customerAudits, customers, consignees, webhookEvents, chargeCodes, loadDocumentTypes, customerDiscounts, customerRates, customerDynamicRates, events, loadDocuments, documentFiles)',
     ]);
     expect(await issuesOf((r) => (r.sync.streams.lods = { sinks: ['erp_csv'] }))).toEqual([
       'sync.streams.lods: unknown key (did you mean "loads"?)',
@@ -59,6 +59,12 @@ describe('config errors name the dotted path and the problem', () => {
   it('names both the stream and the unknown connector in its sinks', async () => {
     expect(await issuesOf((r) => (r.sync.streams.loads.sinks = ['erp_csv', 'erp_sql']))).toEqual([
       'sync.streams.loads.sinks[1]: stream "loads" names connector "erp_sql", which is not defined under connectors (defined: erp_csv)',
+    ]);
+  });
+
+  it('checks the connector documentFiles stores its files with', async () => {
+    expect(await issuesOf((r) => (r.sync.streams.documentFiles = { sinks: ['erp_csv'], options: { filesTo: 'erp_docs' } }))).toEqual([
+      'sync.streams.documentFiles.options.filesTo: stream "documentFiles" names connector "erp_docs", which is not defined under connectors (defined: erp_csv)',
     ]);
   });
 

@@ -1,7 +1,7 @@
 import type { CollectionQuery } from '../collection.js';
 import { API_ACTOR } from '../changes.js';
 import { UPLOAD_DOCUMENT_TYPES } from '../../api/spec-enums.js';
-import { DOCUMENT_EVENT_TYPES, LOAD_FLOW, BROKERAGE_STATUS_NAMES, LISTED_DOCUMENT_TYPES } from '../dataset/constants.js';
+import { LOAD_FLOW, BROKERAGE_STATUS_NAMES, LISTED_DOCUMENT_TYPES } from '../dataset/constants.js';
 import { embedCustomer } from '../dataset/customers.js';
 import {
   baseInvoiceEntryCount,
@@ -17,6 +17,7 @@ import {
   type LoadSummary,
 } from '../dataset/loads.js';
 import { HttpError, badRequest } from '../http-error.js';
+import { attachLoadDocument } from '../load-documents.js';
 import { validateCreateLoad, validateUpdateLoad } from '../load-validation.js';
 import { MAIN_DATETIME_RANGES, pageParams, rangeParams } from '../paging.js';
 import { parseSortObject } from '../query-params.js';
@@ -239,10 +240,8 @@ async function uploadDocument(ctx: RequestContext): Promise<RouteResult> {
   if (!(UPLOAD_DOCUMENT_TYPES as readonly string[]).includes(documentType)) throw badRequest(`documentType "${documentType}" is not an allowed document type`);
   const file = body.files.find((f) => f.field === 'file');
   if (!file) throw badRequest('file is required');
-  const { p, load } = loadByRef(ctx, ref);
-  const n = ((load['documents'] as unknown[]) ?? []).length + 1;
-  const url = `https://files.freight-sim.invalid/loads/${String(load['_id'])}/${n}-${encodeURIComponent(file.filename || 'upload')}`;
-  ctx.sim.changes.addLoadDocument(p, documentType, url, DOCUMENT_EVENT_TYPES[documentType], API_ACTOR);
+  // The file is served from the storage origin (load-documents.ts), with bytes of the uploaded size.
+  const { url } = attachLoadDocument(ctx.sim, ref, { type: documentType, fileName: file.filename, bytes: file.size }, API_ACTOR);
   return { data: { documentType, url } };
 }
 

@@ -6,6 +6,7 @@ import { webhookInbox } from './0004-webhook-inbox.js';
 import { quarantine } from './0005-quarantine.js';
 import { invoiceLinks } from './0006-invoice-links.js';
 import { tokenRefreshLock } from './0007-token-refresh-lock.js';
+import { documentFiles } from './0008-document-files.js';
 
 /**
  * Every migration, by name; names sort in the order they run. Listed in code rather than
@@ -20,6 +21,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0005-quarantine': quarantine,
   '0006-invoice-links': invoiceLinks,
   '0007-token-refresh-lock': tokenRefreshLock,
+  '0008-document-files': documentFiles,
 };
 
 export class StaticMigrationProvider implements MigrationProvider {

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { StateTables } from '../tables.js';
+import { DocumentFileStore } from './document-file-store.js';
 
 export interface OpenInvoice {
   invoiceId: string;
@@ -52,6 +53,11 @@ export class SyncSideStore {
   /** The same tables on an open transaction. */
   on(executor: Kysely<StateTables>): SyncSideStore {
     return new SyncSideStore(executor, this.now);
+  }
+
+  /** Stored load documents (documentFiles stream), on the same executor. */
+  documents(): DocumentFileStore {
+    return new DocumentFileStore(this.db, this.now);
   }
 
   async recordInvoices(invoices: readonly InvoiceFacts[]): Promise<void> {

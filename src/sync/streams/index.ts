@@ -12,6 +12,7 @@ import { supportMovesStream } from './support-moves.js';
 import { webhookEventsStream } from './webhook-events.js';
 import { eventsStream } from './events.js';
 import { loadDocumentsStream } from './load-documents.js';
+import { documentFilesStream } from './document-files.js';
 
 /**
  * The definition of each stream name. Typed as a record over `StreamName`, so a name without a
@@ -34,6 +35,7 @@ const DEFINITIONS: Readonly<Record<StreamName, AnyStreamDefinition>> = {
   customerDynamicRates: customerDynamicRatesStream,
   events: eventsStream,
   loadDocuments: loadDocumentsStream,
+  documentFiles: documentFilesStream,
 };
 
 /** Every stream, in run order; the order (and why) is `STREAM_NAMES`'s (config/stream-names.ts). */
