@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { access, mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { access, mkdir, open, readdir, readFile, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { throwIfAborted } from '../../src/util/abort.js';
 import { asStorageError } from '../../src/util/storage-errors.js';
@@ -64,7 +64,7 @@ export class LocalTarget implements FileTarget {
     try {
       for await (const chunk of hashedChunks(content, digest)) {
         throwIfAborted(signal);
-        await handle.write(chunk);
+        await writeFully(handle, chunk);
       }
       await handle.sync();
     } catch (error) {
@@ -123,5 +123,18 @@ export class LocalTarget implements FileTarget {
     } finally {
       await handle?.close().catch(() => undefined);
     }
+  }
+}
+
+/**
+ * `FileHandle.write` may write only part of a buffer (a disk filling up answers with fewer bytes
+ * before it answers ENOSPC): write the rest until all of it is down, or the error comes.
+ */
+async function writeFully(handle: FileHandle, chunk: Uint8Array): Promise<void> {
+  let offset = 0;
+  while (offset < chunk.length) {
+    const { bytesWritten } = await handle.write(chunk, offset, chunk.length - offset);
+    if (bytesWritten <= 0) throw Object.assign(new Error(`wrote 0 of ${chunk.length - offset} bytes`), { code: 'EIO' });
+    offset += bytesWritten;
   }
 }

@@ -105,8 +105,8 @@ describe('API client against the simulator', () => {
       for await (const page of offsetPages((s, limit) => listLoads(client, { skip: s, limit, sortBy: 'asc' }), { limit: 50, startSkip: fromSkip, maxPages: pages })) {
         for (const load of page.items) seen.add(load.reference_number);
         skip += page.items.length;
-        // Let tokens expire and rotate: 100 ms of server time per page, without waiting for it.
-        sim!.advance(100);
+        // Let tokens expire and rotate: 200 ms of server time per page (12 pages outlast the 1.5 s token on server time alone), without waiting for it.
+        sim!.advance(200);
       }
       return skip;
     };
