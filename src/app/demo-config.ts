@@ -35,7 +35,11 @@ function demoStreams(variant: ApiVariant): StreamName[] {
  */
 export function demoConfig(options: DemoConfigOptions): FreightSyncConfig {
   const streams = Object.fromEntries(
-    demoStreams(options.variant).map((name) => [name, { enabled: true, sinks: [DEMO_CONNECTOR] }]),
+    demoStreams(options.variant).map((name) => [
+      name,
+      // Document files are stored through the same folder connector (`documents/<sha256>.<ext>`).
+      { enabled: true, sinks: [DEMO_CONNECTOR], ...(name === 'documentFiles' ? { options: { filesTo: DEMO_CONNECTOR } } : {}) },
+    ]),
   );
   const raw = {
     api: {

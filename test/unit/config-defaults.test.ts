@@ -2,6 +2,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/parse-config.js';
 import { demoConfig, DEMO_CONNECTOR } from '../../src/app/demo-config.js';
+import { validateDeployment } from '../../src/app/validate-deployment.js';
 import { minimalRaw } from '../helpers/config-fixtures.js';
 
 describe('defaults', () => {
@@ -99,7 +100,7 @@ describe('defaults', () => {
 });
 
 describe('demoConfig', () => {
-  it.each(['main', 'brokerage'] as const)('builds a valid %s config writing CSV to outputDir', (variant) => {
+  it.each(['main', 'brokerage'] as const)('builds a valid %s config writing CSV to outputDir', async (variant) => {
     const config = demoConfig({
       baseUrl: 'http://127.0.0.1:4010/v1',
       clientId: 'demo-client',
@@ -115,5 +116,7 @@ describe('demoConfig', () => {
     expect(config.sync.streams.customers?.enabled).toBe(true);
     // Main-only endpoints are not polled against the brokerage simulator.
     expect(config.sync.streams.bills === undefined).toBe(variant === 'brokerage');
+    // The whole deployment, as `demo` checks it before it starts (stream options such as documentFiles' filesTo).
+    await validateDeployment({ config, filePath: '/tmp/demo-state/demo config', baseDir: '/tmp/demo-state' });
   });
 });
