@@ -36,7 +36,7 @@ function renderPushSummary(s: PushSummary): string {
 export function register(program: Command): void {
   program
     .command('push')
-    .description('Take commands from every outbound source once, send them (creates, updates, status changes, documents) and write the results back.')
+    .description('Take commands from every outbound source once, send them (load creates, updates, status changes, documents, deletes; customer creates and updates; invoice creates) and write the results back; --dry-run rehearses without sending.')
     .option('--max-wait <duration>', 'keep waiting for retries due within this long (ISO 8601)', 'PT5M')
     .option('--json', 'print the summary as JSON')
     .option('--dry-run', 'validate every request of every source and report what a push would do; send nothing, take nothing, store nothing')
