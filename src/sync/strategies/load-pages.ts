@@ -1,20 +1,14 @@
-import { z } from 'zod';
 import { listLoads, type LoadListQuery } from '../../api/endpoints/loads.js';
 import type { Page } from '../../api/paging.js';
 import type { Chunk, RawRecord, RunPlan, StreamEnv } from '../stream-definition.js';
-import { requireKey, stringField } from '../streams/common.js';
-import { windowCursorSchema, type WindowCursor } from './closed-window.js';
-import { asDayCursor, dayCursorAt, dayCursorSchema, readDayWindows, type DayCursor } from './day-window.js';
-import { keysetCursorSchema, readKeyset, type KeysetCursor } from './keyset.js';
+import { requireKey } from '../streams/common.js';
+import { readUpdatedFeed, updatedFeedCursorAt, updatedFeedCursorSchema, type UpdatedFeedCursor } from './updated-feed.js';
 
-/** Keyset on main, day windows on brokerage; `window` is what brokerage stored before day windows (read once, then replaced). */
-export const loadPagesCursorSchema = z.union([keysetCursorSchema, dayCursorSchema, windowCursorSchema]);
-export type LoadPagesCursor = KeysetCursor | DayCursor | WindowCursor;
+export const loadPagesCursorSchema = updatedFeedCursorSchema;
+export type LoadPagesCursor = UpdatedFeedCursor;
 
 /** Where a load reader starts reading at `at` (the stream's reset, the invoice feed's first pass). */
-export function loadPagesCursorAt(variant: StreamEnv<unknown>['variant'], at: string | null): LoadPagesCursor {
-  return variant === 'main' ? { mode: 'keyset', highWater: at, window: null } : dayCursorAt(at);
-}
+export const loadPagesCursorAt = updatedFeedCursorAt;
 
 /** Load statuses after which an invoice should exist (main names and brokerage display names). */
 const INVOICED_STATUSES: ReadonlySet<string> = new Set(['BILLING', 'PARTIAL_PAID', 'FULL_PAID']);
@@ -42,31 +36,17 @@ export function readLoadPages(
   signal: AbortSignal,
   filters: LoadFilters = {},
 ): AsyncIterable<Chunk<LoadPagesCursor>> {
-  const key = (r: RawRecord) => requireKey(stream, r, 'reference_number');
-  if (env.variant === 'main') {
-    return readKeyset(
-      stream,
-      {
-        key,
-        updatedAt: (r) => stringField(r, 'updatedAt'),
-        fetch: ({ from, to, skip, limit, signal: s }) =>
-          listLoads(env.client, { ...filters, updatedAtFrom: from, updatedAtTo: to, sortBy: { updatedAt: 1 }, isIncludeDeleted: true, skip, limit }, s) as Promise<Page<RawRecord>>,
-      },
-      env,
-      cursor?.mode === 'keyset' ? cursor : undefined,
-      plan,
-      signal,
-    );
-  }
-  return readDayWindows(
+  return readUpdatedFeed(
     stream,
     {
-      key,
-      fetch: ({ fromDay, toDay, skip, limit, signal: s }) =>
+      key: (r) => requireKey(stream, r, 'reference_number'),
+      fetchMain: ({ from, to, skip, limit, signal: s }) =>
+        listLoads(env.client, { ...filters, updatedAtFrom: from, updatedAtTo: to, sortBy: { updatedAt: 1 }, isIncludeDeleted: true, skip, limit }, s) as Promise<Page<RawRecord>>,
+      fetchBrokerage: ({ fromDay, toDay, skip, limit, signal: s }) =>
         listLoads(env.client, { updatedFrom: fromDay, updatedTo: toDay, sortBy: 'asc', isIncludeDeleted: true, skip, limit }, s) as Promise<Page<RawRecord>>,
     },
     env,
-    asDayCursor(cursor),
+    cursor,
     plan,
     signal,
   );

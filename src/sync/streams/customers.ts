@@ -3,13 +3,10 @@ import { listCustomers } from '../../api/endpoints/customers.js';
 import type { Page } from '../../api/paging.js';
 import type { QueryParams } from '../../api/query-string.js';
 import type { Chunk, RawRecord, StreamDefinition } from '../stream-definition.js';
-import { windowCursorSchema, type WindowCursor } from '../strategies/closed-window.js';
-import { asDayCursor, dayCursorAt, dayCursorSchema, readDayWindows, type DayCursor } from '../strategies/day-window.js';
-import { keysetCursorSchema, readKeyset, type KeysetCursor } from '../strategies/keyset.js';
-import { z } from 'zod';
+import { readUpdatedFeed, updatedFeedCursorAt, updatedFeedCursorSchema, type UpdatedFeedCursor } from '../strategies/updated-feed.js';
 import { deletedFlagOp, noOptions, requireKey, stringField } from './common.js';
 
-type CustomerCursor = KeysetCursor | DayCursor | WindowCursor;
+type CustomerCursor = UpdatedFeedCursor;
 
 /**
  * Customers and consignees (customer-shaped records). Main honours `sortBy` on updatedAt with
@@ -28,37 +25,24 @@ function customerLikeStream(name: 'customers' | 'consignees'): StreamDefinition<
     variants: ['main', 'brokerage'],
     pagedEndpoint: name,
     optionsSchema: noOptions,
-    cursorSchema: z.union([keysetCursorSchema, dayCursorSchema, windowCursorSchema]),
+    cursorSchema: updatedFeedCursorSchema,
     cursorKind: 'updatedAt keyset (main), day windows (brokerage)',
     key,
     op: deletedFlagOp,
     updatedAt: (record) => stringField(record, 'updatedAt'),
-    resetCursor: (variant, at) => (variant === 'main' ? { mode: 'keyset', highWater: at, window: null } : dayCursorAt(at)),
+    resetCursor: (variant, at) => updatedFeedCursorAt(variant, at),
     read(env, cursor, plan, signal): AsyncIterable<Chunk<CustomerCursor>> {
-      if (env.variant === 'main') {
-        return readKeyset(
-          name,
-          {
-            key,
-            updatedAt: (r) => stringField(r, 'updatedAt'),
-            fetch: ({ from, to, skip, limit, signal: s }) =>
-              list(env.client, { ...extra, updatedAtFrom: from, updatedAtTo: to, sortBy: { updatedAt: 1 }, skip, limit }, s) as Promise<Page<RawRecord>>,
-          },
-          env,
-          cursor?.mode === 'keyset' ? cursor : undefined,
-          plan,
-          signal,
-        );
-      }
-      return readDayWindows(
+      return readUpdatedFeed(
         name,
         {
           key,
-          fetch: ({ fromDay, toDay, skip, limit, signal: s }) =>
+          fetchMain: ({ from, to, skip, limit, signal: s }) =>
+            list(env.client, { ...extra, updatedAtFrom: from, updatedAtTo: to, sortBy: { updatedAt: 1 }, skip, limit }, s) as Promise<Page<RawRecord>>,
+          fetchBrokerage: ({ fromDay, toDay, skip, limit, signal: s }) =>
             list(env.client, { ...extra, ...brokerageSort, updatedFrom: fromDay, updatedTo: toDay, skip, limit }, s) as Promise<Page<RawRecord>>,
         },
         env,
-        asDayCursor(cursor),
+        cursor,
         plan,
         signal,
       );
