@@ -9,6 +9,13 @@ if (process.env.FREIGHT_SYNC_REPORT_RSS === '1') {
   process.on('exit', () => process.stderr.write(`freight-sync: peak-rss-kib=${process.resourceUsage().maxRSS}\n`));
 }
 
+// `freight-sync status --json | head`: a reader that closed the pipe wants no more output; end
+// quietly as other command-line tools do instead of dying on an unhandled EPIPE.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code !== 'EPIPE') throw error;
+  process.exit(process.exitCode ?? 0);
+});
+
 main(process.argv).then(
   (code) => {
     process.exitCode = code;

@@ -59,6 +59,14 @@ describe('freight-sync CLI', () => {
     }
   });
 
+  it('a reader that closes the pipe early (| head) ends the CLI quietly, not with an EPIPE stack trace', async () => {
+    const run = runCli(['schema'], { cwd: dir, env: env() });
+    run.child.stdout!.once('data', () => run.child.stdout!.destroy());
+    const exit = await run.exited;
+    expect(run.stderr()).not.toMatch(/EPIPE|Unhandled/);
+    expect(exit.code).toBe(0);
+  });
+
   it('bad usage exits 2', async () => {
     expect((await cli(['no-such-command'])).code).toBe(2);
     expect((await cli(['backfill', '--from', 'yesterday', '--to', '2026-01-01', '-c', configFile])).code).toBe(2);
