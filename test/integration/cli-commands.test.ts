@@ -3,7 +3,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import type { SimulatorHandle } from '../../src/simulator/index.js';
-import { runCli } from '../helpers/cli-process.js';
+import { spawnSync } from 'node:child_process';
+import { CLI_BIN, runCli } from '../helpers/cli-process.js';
 import { startSim, tempDir } from '../helpers/pull-harness.js';
 
 /** The CLI as a user runs it: real processes, real exit codes, a real simulator. */
@@ -59,12 +60,10 @@ describe('freight-sync CLI', () => {
     }
   });
 
-  it('a reader that closes the pipe early (| head) ends the CLI quietly, not with an EPIPE stack trace', async () => {
-    const run = runCli(['schema'], { cwd: dir, env: env() });
-    run.child.stdout!.once('data', () => run.child.stdout!.destroy());
-    const exit = await run.exited;
-    expect(run.stderr()).not.toMatch(/EPIPE|Unhandled/);
-    expect(exit.code).toBe(0);
+  it('a reader that closes the pipe early (| head) ends the CLI quietly, not with an EPIPE stack trace', () => {
+    // The JSON Schema is larger than a pipe's buffer, so the writes after `head` exits meet a closed pipe.
+    const result = spawnSync('sh', ['-c', `"${process.execPath}" "${CLI_BIN}" schema | head -c 100 >/dev/null`], { encoding: 'utf8', cwd: dir });
+    expect(result.stderr).not.toMatch(/EPIPE|Unhandled/);
   });
 
   it('bad usage exits 2', async () => {
