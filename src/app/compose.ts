@@ -1,12 +1,9 @@
-import type { Kysely } from 'kysely';
 import { ApiClient } from '../api/api-client.js';
 import type { LoadedConfig } from '../config/load-config.js';
-import type { FreightSyncConfig } from '../config/types.js';
 import { createConnectors, type ConnectorSet } from '../plugins/create-connectors.js';
 import { openStateDatabase } from '../state/database.js';
 import { migrateToLatest } from '../state/migrate.js';
 import { createStores, type StateStores } from '../state/stores/index.js';
-import type { StateTables } from '../state/tables.js';
 import { UsageError } from '../util/errors.js';
 import { OpsMetrics } from '../ops/metrics.js';
 import { HttpServers } from '../ops/http-servers.js';
@@ -19,18 +16,22 @@ import type { DryRunDeps } from '../outbound/dry-run.js';
 import { createOutboundEngine, outboundSources, type OutboundEngine } from '../outbound/outbound-engine.js';
 import { outboundService } from '../outbound/outbound-service.js';
 import type { DeliveryHooks } from '../sync/delivery-hooks.js';
-import type { StreamName } from '../sync/stream-definition.js';
-import type { NamedSink, StreamRunDeps, StreamRunSummary } from '../sync/stream-runner.js';
+import type { StreamRunDeps, StreamRunSummary } from '../sync/stream-runner.js';
 import type { Logger } from '../util/logger.js';
-import { WebhookProcessor, type WebhookStreamTarget } from '../webhooks/processor.js';
 import { webhookService } from '../webhooks/webhook-service.js';
 import type { DaemonService } from './daemon.js';
 import { schedulerService, StreamScheduler } from './stream-scheduler.js';
 import { reconcileService } from '../reconcile/reconcile-service.js';
 import { reconcileApp } from './reconcile.js';
-import { resolveStreams, type ResolvedStream } from './stream-settings.js';
+import { resolveStreams } from './stream-settings.js';
 import { fileStoresFor, filesConnectorOf } from './file-stores.js';
 import { streamsSentTo } from './validate-deployment.js';
+import type { AppContext } from './app-context.js';
+import { composeWebhookProcessor, supervisionOf, type Supervision } from './compose-webhooks.js';
+import { consoleData } from './console-data.js';
+
+export type { AppContext } from './app-context.js';
+export { composeWebhookProcessor } from './compose-webhooks.js';
 
 /**
  * The composition root: the one place that constructs stores and services. `openApp` builds what
@@ -39,22 +40,6 @@ import { streamsSentTo } from './validate-deployment.js';
  * `composeDaemonServices` build the parts of `push` and `run` from it, each part receiving only
  * the narrow dependencies its factory asks for. Lower layers never see this object.
  */
-export interface AppContext {
-  config: FreightSyncConfig;
-  baseDir: string;
-  logger: Logger;
-  /** For the app layer's own reports (status, metrics); parts get stores, never the database. */
-  db: Kysely<StateTables>;
-  stores: StateStores;
-  client: ApiClient;
-  streams: ResolvedStream[];
-  connectors: ConnectorSet | undefined;
-  deps: StreamRunDeps;
-  /** Prometheus metrics on a dedicated registry (served by the ops server in `run`). */
-  metrics: OpsMetrics;
-  sinksFor(stream: ResolvedStream): NamedSink[];
-  close(): Promise<void>;
-}
 
 export interface OpenAppOptions {
   logger: Logger;
@@ -225,7 +210,7 @@ export interface DaemonOptions {
   runOnStart: boolean;
   onRun?: (summary: StreamRunSummary) => void;
   /** Loop supervision; default: the config's `supervision` section. */
-  supervision?: { maxConsecutiveFailures?: number; failurePauseMs?: { base: number; max: number } };
+  supervision?: Supervision;
 }
 
 /**
@@ -238,6 +223,11 @@ export function composeDaemonServices(app: AppContext, options: DaemonOptions): 
   const supervision = options.supervision ?? supervisionOf(config);
   const services: DaemonService[] = [];
   const servers = new HttpServers(app.logger.child({ component: 'http' }));
+  // Built first (it starts last): the console shows each stream's next run from it.
+  const scheduler = new StreamScheduler(
+    { streams: app.streams, runDeps: app.deps, sinksFor: (s) => app.sinksFor(s), logger: app.logger },
+    { stopSignal: options.stopSignal, abortSignal: options.abortSignal, runOnStart: options.runOnStart, onRun: options.onRun },
+  );
   if (config.http.enabled) {
     const checks: ReadinessCheck[] = [
       { name: 'state', cached: false, run: () => app.stores.ping() },
@@ -254,6 +244,8 @@ export function composeDaemonServices(app: AppContext, options: DaemonOptions): 
         metrics: app.metrics,
         logger: app.logger.child({ component: 'ops-http' }),
         stopSignal: options.stopSignal,
+        abortSignal: options.abortSignal,
+        ...(config.http.console.enabled ? { console: consoleData(app, scheduler) } : {}),
       }),
     );
   }
@@ -299,34 +291,6 @@ export function composeDaemonServices(app: AppContext, options: DaemonOptions): 
       }),
     );
   }
-  const scheduler = new StreamScheduler(
-    { streams: app.streams, runDeps: app.deps, sinksFor: (s) => app.sinksFor(s), logger: app.logger },
-    { stopSignal: options.stopSignal, abortSignal: options.abortSignal, runOnStart: options.runOnStart, onRun: options.onRun },
-  );
   services.push(schedulerService(scheduler));
   return services;
 }
-
-/** The webhook inbox processor, delivering to the app's streams (`run`, and `rejected retry` of parked events). */
-export function composeWebhookProcessor(app: AppContext, supervision: NonNullable<DaemonOptions['supervision']> = supervisionOf(app.config)): WebhookProcessor {
-  const targets = new Map<StreamName, WebhookStreamTarget>(
-    app.streams.map((s) => [s.definition.name, { definition: s.definition, sinks: app.sinksFor(s), options: s.options }]),
-  );
-  return new WebhookProcessor(
-    {
-      client: app.client,
-      runDeps: app.deps,
-      streams: targets,
-      metrics: app.metrics,
-      maxInFlight: app.config.api.rateLimit.maxInFlight,
-      logger: app.logger.child({ component: 'webhook-processor' }),
-    },
-    app.stores.webhookInbox,
-    { batchSize: app.config.webhooks.batchSize, maxAttempts: app.config.webhooks.maxAttempts, ...supervision },
-  );
-}
-
-function supervisionOf(config: FreightSyncConfig): NonNullable<DaemonOptions['supervision']> {
-  return { maxConsecutiveFailures: config.supervision.maxConsecutiveFailures, failurePauseMs: { base: config.supervision.pause, max: config.supervision.maxPause } };
-}
-

@@ -1,8 +1,8 @@
 import type { QuarantineRow } from '../state/stores/quarantine-store.js';
 import type { QuarantineKind } from '../state/tables.js';
 import { redeliver } from '../sync/redeliver.js';
-import type { AppContext } from './compose.js';
-import { composeWebhookProcessor } from './compose.js';
+import type { AppContext } from './app-context.js';
+import { composeWebhookProcessor } from './compose-webhooks.js';
 
 /** One entry of the quarantine as `freight-sync rejected` shows it (the same vocabulary for all kinds). */
 export interface RejectedEntry {

@@ -26,7 +26,7 @@ export interface SchedulerOptions {
  * running stream has committed its current batch.
  */
 export class StreamScheduler {
-  private readonly tasks: ScheduledTask[] = [];
+  private readonly tasks = new Map<string, ScheduledTask>();
   private readonly running = new Map<string, Promise<void>>();
   readonly lastSummaries = new Map<string, StreamRunSummary>();
 
@@ -43,7 +43,7 @@ export class StreamScheduler {
         name: `stream:${stream.definition.name}`,
         timezone: 'UTC',
       });
-      this.tasks.push(task);
+      this.tasks.set(stream.definition.name, task);
       if (this.options.runOnStart) this.trigger(stream, 'start');
     }
   }
@@ -89,9 +89,15 @@ export class StreamScheduler {
     return this.running.has(name);
   }
 
+  /** When the stream's next scheduled run is due (null: not scheduled, e.g. push-only or stopped). */
+  nextRunAt(name: string): Date | null {
+    if (this.options.stopSignal.aborted) return null;
+    return this.tasks.get(name)?.getNextRun() ?? null;
+  }
+
   async stop(): Promise<void> {
-    for (const task of this.tasks) await task.stop();
-    for (const task of this.tasks) await task.destroy();
+    for (const task of this.tasks.values()) await task.stop();
+    for (const task of this.tasks.values()) await task.destroy();
     await Promise.allSettled([...this.running.values()]);
   }
 }

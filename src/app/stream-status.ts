@@ -1,5 +1,5 @@
 import { cursorInProgress, cursorPosition } from '../sync/cursor-position.js';
-import type { AppContext } from './compose.js';
+import type { AppContext } from './app-context.js';
 import { collectOutboundStatus, type OutboundStatus } from '../outbound/outbound-status.js';
 
 export interface StreamStatus {

@@ -19,6 +19,7 @@ import {
   type SyncConfig,
   type WebhooksConfig,
   type HttpConfig,
+  type ConsoleConfig,
   type SupervisionConfig,
   type ReconcileConfig,
   RECONCILE_STREAM_NAMES,
@@ -350,12 +351,40 @@ const webhooksSchema = z
 
 /* ---------------------------------------------------------------- http (ops) */
 
+const consoleAuthSchema = z.strictObject({
+  bearerToken: nonEmptyString().optional(),
+  basic: z.strictObject({ username: nonEmptyString(), password: nonEmptyString() }).optional(),
+});
+
+const consoleSchema = z
+  .strictObject({
+    enabled: booleanValue().prefault(false),
+    auth: consoleAuthSchema.optional(),
+    publicUrl: httpUrl().optional(),
+  })
+  .transform((console, ctx): ConsoleConfig => {
+    const { auth } = console;
+    // An open console would let anyone on the network retry or cancel outbound commands.
+    if (console.enabled && (auth === undefined || (auth.bearerToken === undefined && auth.basic === undefined))) {
+      ctx.addIssue({ code: 'custom', path: ['auth'], message: 'is required when the console is enabled: give auth.bearerToken or auth.basic (username, password)' });
+    }
+    if (auth?.bearerToken !== undefined && auth.basic !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['auth'], message: 'give either bearerToken or basic, not both' });
+    }
+    const out: ConsoleConfig = { enabled: console.enabled };
+    if (auth?.bearerToken !== undefined) out.auth = { bearerToken: auth.bearerToken };
+    else if (auth?.basic !== undefined) out.auth = { basic: { ...auth.basic } };
+    if (console.publicUrl !== undefined) out.publicUrl = console.publicUrl;
+    return out;
+  });
+
 const httpSchema = z
   .strictObject({
     enabled: booleanValue().prefault(true),
     listen: listenSchema.prefault('127.0.0.1:9090'),
     readyCacheTtl: isoDuration().prefault('PT30S'),
     checkTimeout: isoDuration().prefault('PT5S'),
+    console: consoleSchema.prefault({}),
   })
   .transform((http): HttpConfig => ({ ...http }));
 

@@ -160,6 +160,19 @@ export interface HttpConfig {
   readyCacheTtl: number;
   /** Milliseconds each readiness check may take. */
   checkTimeout: number;
+  /** The web console under `/console/` (off by default). */
+  console: ConsoleConfig;
+}
+
+/** How a console request proves who it is: a bearer token, or a user name and password (HTTP basic). */
+export type ConsoleAuth = { bearerToken: string } | { basic: { username: string; password: string } };
+
+export interface ConsoleConfig {
+  enabled: boolean;
+  /** Required when enabled (the schema enforces it). */
+  auth?: ConsoleAuth;
+  /** Absolute URL the console is reached at (behind a proxy); links and the Origin check use it. */
+  publicUrl?: string;
 }
 
 /**

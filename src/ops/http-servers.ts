@@ -15,6 +15,8 @@ export class HttpListenError extends FreightSyncError {
 interface Entry {
   server: Server;
   routes: Map<string, RouteHandler>;
+  /** Handlers of every path under a prefix (`/console/`), longest prefix first. */
+  prefixes: Map<string, RouteHandler>;
   listening: Promise<AddressInfo> | undefined;
 }
 
@@ -27,7 +29,8 @@ export function parseListen(listen: string): { host: string; port: number } {
 /**
  * One node:http server per distinct listen address: the webhook receiver and the ops endpoints
  * share a port when `webhooks.listen` equals `http.listen`, and get their own otherwise. Routes
- * are exact paths; anything else is 404. A handler that throws answers 500 without details.
+ * are exact paths, or prefixes (`mountPrefix`: the console's pages); anything else is 404. A
+ * handler that throws answers 500 without details.
  */
 export class HttpServers {
   private readonly entries = new Map<string, Entry>();
@@ -38,6 +41,14 @@ export class HttpServers {
     const entry = this.entry(listen);
     if (entry.routes.has(path)) throw new FreightSyncError('HTTP_ROUTE_TAKEN', `path ${path} is mounted twice on ${listen}`);
     entry.routes.set(path, handler);
+  }
+
+  /** A handler for `prefix` itself and every path below it (`prefix` ends in `/`). */
+  mountPrefix(listen: string, prefix: string, handler: RouteHandler): void {
+    const entry = this.entry(listen);
+    if (!prefix.endsWith('/')) throw new FreightSyncError('HTTP_ROUTE_PREFIX', `prefix ${prefix} must end in /`);
+    if (entry.prefixes.has(prefix)) throw new FreightSyncError('HTTP_ROUTE_TAKEN', `prefix ${prefix} is mounted twice on ${listen}`);
+    entry.prefixes.set(prefix, handler);
   }
 
   /** Starts listening (once per address) and resolves with the bound address (port 0 → real port). */
@@ -60,7 +71,8 @@ export class HttpServers {
     const entry = this.entries.get(listen);
     if (!entry) return;
     entry.routes.delete(path);
-    if (entry.routes.size > 0) return;
+    entry.prefixes.delete(path);
+    if (entry.routes.size > 0 || entry.prefixes.size > 0) return;
     this.entries.delete(listen);
     if (!entry.listening) return;
     await new Promise<void>((resolve) => {
@@ -75,18 +87,19 @@ export class HttpServers {
     let entry = this.entries.get(listen);
     if (entry) return entry;
     const routes = new Map<string, RouteHandler>();
-    const server = createServer((req, res) => void this.dispatch(routes, req, res));
+    const prefixes = new Map<string, RouteHandler>();
+    const server = createServer((req, res) => void this.dispatch(routes, prefixes, req, res));
     server.keepAliveTimeout = 5_000;
     server.headersTimeout = 10_000;
     server.requestTimeout = 30_000;
-    entry = { server, routes, listening: undefined };
+    entry = { server, routes, prefixes, listening: undefined };
     this.entries.set(listen, entry);
     return entry;
   }
 
-  private async dispatch(routes: Map<string, RouteHandler>, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  private async dispatch(routes: Map<string, RouteHandler>, prefixes: Map<string, RouteHandler>, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
-    const handler = routes.get(path) ?? routes.get(path.replace(/\/+$/, '') || '/');
+    const handler = routes.get(path) ?? routes.get(path.replace(/\/+$/, '') || '/') ?? prefixHandler(prefixes, path);
     try {
       if (!handler) {
         sendJson(res, 404, { error: 'not found' });
@@ -100,6 +113,16 @@ export class HttpServers {
       else res.destroy();
     }
   }
+}
+
+function prefixHandler(prefixes: Map<string, RouteHandler>, path: string): RouteHandler | undefined {
+  let best: [string, RouteHandler] | undefined;
+  for (const [prefix, handler] of prefixes) {
+    // `/console` without the slash belongs to `/console/` too (the handler redirects it).
+    const matches = path.startsWith(prefix) || path === prefix.slice(0, -1);
+    if (matches && (!best || prefix.length > best[0].length)) best = [prefix, handler];
+  }
+  return best?.[1];
 }
 
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {

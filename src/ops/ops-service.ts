@@ -1,6 +1,9 @@
 import type { HttpConfig } from '../config/types.js';
 import type { DaemonServiceLike } from '../util/daemon-service.js';
 import type { Logger } from '../util/logger.js';
+import { consoleHandler } from './console/console-handler.js';
+import type { ConsoleData } from './console/console-data.js';
+import { CONSOLE_PREFIX } from './console/layout.js';
 import { sendJson, type HttpServers } from './http-servers.js';
 import type { OpsMetrics } from './metrics.js';
 import type { Readiness } from './readiness.js';
@@ -12,6 +15,10 @@ export interface OpsServiceDeps {
   metrics: OpsMetrics;
   logger: Logger;
   stopSignal: AbortSignal;
+  /** What the web console shows (mounted when `http.console.enabled`). */
+  console?: ConsoleData;
+  /** Aborts an action the console is carrying out (a retry delivering) on shutdown. */
+  abortSignal?: AbortSignal;
 }
 
 const ROUTES = ['/healthz', '/readyz', '/metrics'] as const;
@@ -19,7 +26,8 @@ const ROUTES = ['/healthz', '/readyz', '/metrics'] as const;
 /**
  * The ops HTTP server of `run` (`http.listen`): `/healthz` (the process answers), `/readyz`
  * (state DB, API credentials, sinks; 503 with a JSON body naming what failed), `/metrics`
- * (Prometheus text from the app's dedicated registry).
+ * (Prometheus text from the app's dedicated registry), `/console/` (the web console, when
+ * enabled) and `/`: a redirect to the console, or a short index naming the endpoints.
  */
 export function opsHttpService(deps: OpsServiceDeps): DaemonServiceLike & { readonly port: number | undefined } {
   const { config, servers, readiness, logger, stopSignal, metrics } = deps;
@@ -40,15 +48,34 @@ export function opsHttpService(deps: OpsServiceDeps): DaemonServiceLike & { read
         res.writeHead(200, { 'Content-Type': contentType, 'Cache-Control': 'no-store' });
         res.end(body);
       });
+      const consoleOn = config.console.enabled && deps.console !== undefined;
+      if (consoleOn) {
+        servers.mountPrefix(
+          config.listen,
+          CONSOLE_PREFIX,
+          consoleHandler({ config: config.console, data: deps.console!, logger: logger.child({ component: 'console' }), signal: deps.abortSignal ?? stopSignal }),
+        );
+      }
+      servers.mount(config.listen, '/', (_req, res) => {
+        if (consoleOn) {
+          res.writeHead(302, { Location: CONSOLE_PREFIX, 'Content-Length': 0, 'Cache-Control': 'no-store' });
+          res.end();
+          return;
+        }
+        sendJson(res, 200, { service: 'freight-sync', endpoints: [...ROUTES], console: 'off (http.console.enabled)' });
+      });
       const address = await servers.listen(config.listen);
       (service as { port: number | undefined }).port = address.port;
-      logger.info({ listen: `${address.address}:${address.port}` }, 'ops endpoints listening (/healthz, /readyz, /metrics)');
+      logger.info(
+        { listen: `${address.address}:${address.port}` },
+        `ops endpoints listening (/healthz, /readyz, /metrics${consoleOn ? ', console at /console/' : ''})`,
+      );
       // Served by the HTTP server: nothing here loops on its own.
       return { loops: new Promise<void>(() => undefined) };
     },
     async stop() {
       readiness.markStopping();
-      for (const route of ROUTES) await servers.unmount(config.listen, route);
+      for (const route of [...ROUTES, '/', CONSOLE_PREFIX]) await servers.unmount(config.listen, route);
     },
   };
   return service;

@@ -165,6 +165,10 @@ export interface RunsTable {
   /** Records the run quarantined (migration 0005). */
   rejected: Generated<number>;
   error: string | null;
+  /** Where the checkpoint stood when the run finished (migration 0009); null for backfills and older runs. */
+  checkpoint_at: string | null;
+  /** Seconds between that checkpoint and the server clock at the end of the run. */
+  lag_seconds: number | null;
 }
 
 export interface SeenRecordsTable {

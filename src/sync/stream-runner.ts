@@ -310,7 +310,9 @@ export async function runStream(deps: StreamRunDeps, request: StreamRunRequest):
   } finally {
     summary.requests = deps.client.stats.requests - requestsBefore;
     summary.durationMs = Date.now() - started;
+    const position = plan.mode === 'backfill' ? null : await checkpointPosition(deps, definition, cursorKey);
     await deps.stores.runs.finish(runId, {
+      ...position,
       status: summary.status === 'ok' ? 'ok' : summary.status === 'stopped' ? 'aborted' : 'failed',
       records: summary.delivered,
       rejected: summary.rejected,
@@ -320,6 +322,21 @@ export async function runStream(deps: StreamRunDeps, request: StreamRunRequest):
     });
   }
   return summary;
+}
+
+/**
+ * Where the stream's checkpoint stands after a run and how far behind the server clock: kept with
+ * the run so the console can chart lag over days. Never fails the run (a read error gives nulls).
+ */
+async function checkpointPosition(deps: StreamRunDeps, definition: AnyStreamDefinition, cursorKey: string): Promise<{ checkpointAt: string | null; lagSeconds: number | null }> {
+  try {
+    const at = cursorPosition(await deps.stores.checkpoints.get(cursorKey, definition.cursorSchema));
+    const atMs = at ? Date.parse(at) : NaN;
+    if (Number.isNaN(atMs)) return { checkpointAt: at, lagSeconds: null };
+    return { checkpointAt: at, lagSeconds: Math.max(0, Math.round((deps.client.clock.now().getTime() - atMs) / 1000)) };
+  } catch {
+    return { checkpointAt: null, lagSeconds: null };
+  }
 }
 
 /** Where a cursor stands (ISO time): the window being read, else the high-water mark. Also used for checkpoint-lag metrics. */

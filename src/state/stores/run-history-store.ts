@@ -10,6 +10,9 @@ export interface RunOutcome {
   pages: number;
   requests: number;
   error?: string | null;
+  /** Where the checkpoint stood at the end, and its lag behind the server clock (seconds). */
+  checkpointAt?: string | null;
+  lagSeconds?: number | null;
 }
 
 export interface RunRecord {
@@ -24,6 +27,8 @@ export interface RunRecord {
   pages: number;
   requests: number;
   error: string | null;
+  checkpointAt: string | null;
+  lagSeconds: number | null;
 }
 
 /** One row per stream run, for `status` and troubleshooting. */
@@ -46,6 +51,8 @@ export class RunHistoryStore {
         pages: 0,
         requests: 0,
         error: null,
+        checkpoint_at: null,
+        lag_seconds: null,
       })
       .returning('id')
       .executeTakeFirstOrThrow();
@@ -63,6 +70,8 @@ export class RunHistoryStore {
         pages: outcome.pages,
         requests: outcome.requests,
         error: outcome.error ?? null,
+        checkpoint_at: outcome.checkpointAt ?? null,
+        lag_seconds: outcome.lagSeconds ?? null,
       })
       .where('id', '=', id)
       .executeTakeFirst();
@@ -80,8 +89,18 @@ export class RunHistoryStore {
     return row ? toRecord(row) : undefined;
   }
 
-  async recent(limit: number): Promise<RunRecord[]> {
-    const rows = await this.db.selectFrom('runs').selectAll().orderBy('id', 'desc').limit(limit).execute();
+  /** The newest runs, of one stream or all; `failedOnly`: runs that failed (the console's error list). */
+  async recent(limit: number, filter: { stream?: string; failedOnly?: boolean } = {}): Promise<RunRecord[]> {
+    let query = this.db.selectFrom('runs').selectAll();
+    if (filter.stream) query = query.where('stream', '=', filter.stream);
+    if (filter.failedOnly) query = query.where('status', '=', 'failed');
+    const rows = await query.orderBy('id', 'desc').limit(limit).execute();
+    return rows.map(toRecord);
+  }
+
+  /** Runs of a stream started at or after `since` (ISO), oldest first: the console's charts. */
+  async since(stream: string, since: string): Promise<RunRecord[]> {
+    const rows = await this.db.selectFrom('runs').selectAll().where('stream', '=', stream).where('started_at', '>=', since).orderBy('id').execute();
     return rows.map(toRecord);
   }
 }
@@ -98,6 +117,8 @@ function toRecord(row: {
   pages: number;
   requests: number;
   error: string | null;
+  checkpoint_at: string | null;
+  lag_seconds: number | null;
 }): RunRecord {
   return {
     id: row.id,
@@ -111,5 +132,7 @@ function toRecord(row: {
     pages: row.pages,
     requests: row.requests,
     error: row.error,
+    checkpointAt: row.checkpoint_at,
+    lagSeconds: row.lag_seconds,
   };
 }

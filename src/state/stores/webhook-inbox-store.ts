@@ -126,6 +126,17 @@ export class WebhookInboxStore {
     return out;
   }
 
+  /** Events received at or after `since` (ISO) per family and source (delivery or event-log catch-up). */
+  async receiptCounts(since: string): Promise<Array<{ family: string; source: string; count: number }>> {
+    const rows = await this.db
+      .selectFrom('webhook_inbox')
+      .select(['family', 'source', (eb) => eb.fn.countAll<number>().as('n')])
+      .where('received_at', '>=', since)
+      .groupBy(['family', 'source'])
+      .execute();
+    return rows.map((r) => ({ family: r.family, source: r.source, count: Number(r.n) }));
+  }
+
   /** Deletes processed rows received before `before`; failed rows stay for inspection. */
   async prune(before: string): Promise<number> {
     const result = await this.db.deleteFrom('webhook_inbox').where('state', '=', 'done').where('received_at', '<', before).executeTakeFirst();
