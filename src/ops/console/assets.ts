@@ -45,3 +45,12 @@ svg.chart .dot { fill: var(--accent); }
 svg.chart .bar { fill: var(--good); opacity: 0.8; }
 code { font-size: 12px; }
 `;
+
+/** A small icon, so browsers do not ask for /favicon.ico (a 404 in every page's console). */
+export const CONSOLE_ICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#1d232a"/><path d="M3 11h10M3 8h7M3 5h4" stroke="#fff" stroke-width="1.6"/></svg>`;
+
+/** Static files under /console/assets/: path → content type and body. */
+export const CONSOLE_ASSETS: ReadonlyMap<string, { type: string; body: string }> = new Map([
+  ['/console/assets/console.css', { type: 'text/css; charset=utf-8', body: CONSOLE_CSS }],
+  ['/console/assets/icon.svg', { type: 'image/svg+xml', body: CONSOLE_ICON }],
+]);

@@ -7,12 +7,12 @@ import { describeError } from '../../util/errors.js';
 import { readRawBody } from '../../webhooks/read-body.js';
 import type { RouteHandler } from '../http-servers.js';
 import { outboxPage, rejectedPage, webhooksPage } from './admin-pages.js';
-import { CONSOLE_CSS } from './assets.js';
+import { CONSOLE_ASSETS } from './assets.js';
 import { challenges, isAuthorized } from './console-auth.js';
 import type { ConsoleActionKind, ConsoleActionResult, ConsoleData } from './console-data.js';
 import { CsrfGuard } from './csrf.js';
 import { html, type SafeHtml } from './html.js';
-import { CONSOLE_PREFIX, layout, STYLESHEET_PATH, type PageContext } from './layout.js';
+import { CONSOLE_PREFIX, layout, type PageContext } from './layout.js';
 import { overviewPage, runsPage, streamPage } from './stream-pages.js';
 
 /** Sent with every console response: no inline script or style runs, no framing, nothing cached. */
@@ -155,9 +155,10 @@ export function consoleHandler(deps: ConsoleHandlerDeps): RouteHandler {
       res.end();
       return;
     }
-    if (url.pathname === STYLESHEET_PATH) {
-      res.writeHead(200, { ...SECURITY_HEADERS, 'Content-Type': 'text/css; charset=utf-8', 'Content-Length': Buffer.byteLength(CONSOLE_CSS), 'Cache-Control': 'private, max-age=3600' });
-      res.end(CONSOLE_CSS);
+    const asset = CONSOLE_ASSETS.get(url.pathname);
+    if (asset) {
+      res.writeHead(200, { ...SECURITY_HEADERS, 'Content-Type': asset.type, 'Content-Length': Buffer.byteLength(asset.body), 'Cache-Control': 'private, max-age=3600' });
+      res.end(asset.body);
       return;
     }
     return page(req, res, url);

@@ -30,6 +30,7 @@ export function layout(title: string, ctx: PageContext, body: SafeHtml, generate
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · freight-sync</title>
 <link rel="stylesheet" href="${STYLESHEET_PATH}">
+<link rel="icon" href="/console/assets/icon.svg" type="image/svg+xml">
 </head>
 <body>
 <header><strong>freight-sync</strong><nav>${nav}</nav></header>
