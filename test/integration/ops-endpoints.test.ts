@@ -50,6 +50,13 @@ describe('ops endpoints', () => {
     expect(await response.json()).toEqual({ status: 'ok' });
   });
 
+  it('/ names the endpoints (the console is off by default, so /console/ is 404)', async () => {
+    const response = await fetch(opsUrl(config, '/'));
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ service: 'freight-sync', endpoints: ['/healthz', '/readyz', '/metrics'] });
+    expect((await fetch(opsUrl(config, '/console/'))).status).toBe(404);
+  });
+
   it('/readyz answers 200 naming every check when all pass', async () => {
     const response = await fetch(opsUrl(config, '/readyz'));
     const body = (await response.json()) as { status: string; checks: Record<string, { ok: boolean }> };

@@ -13,7 +13,11 @@ function everySection(): Record<string, any> {
   raw.sync.streams.loads.safetyLag = 'PT1M5S';
   raw.outbound = { enabled: true, pollInterval: 'PT5S', backoff: { base: 'PT3S', max: 'PT20M' }, reconcileDelay: 'PT1.5S' };
   raw.webhooks = { enabled: true, secret: 'whsec-1', dedupeWindow: 'PT2H', catchUpInterval: 'PT0S', catchUpOverlap: 'PT3M', catchUpMaxAge: 'P14D' };
-  raw.http = { readyCacheTtl: 'PT10S', checkTimeout: 'PT2S' };
+  raw.http = {
+    readyCacheTtl: 'PT10S',
+    checkTimeout: 'PT2S',
+    console: { enabled: true, auth: { basic: { username: 'ops', password: 'console-pw-1' } }, publicUrl: 'https://sync.example.com' },
+  };
   return raw;
 }
 
@@ -36,6 +40,8 @@ describe('displayConfig', () => {
       ...original,
       api: { ...original.api, auth: { ...original.api.auth, clientSecret: '[REDACTED]' } },
       webhooks: { ...original.webhooks, secret: '[REDACTED]' },
+      http: { ...original.http, console: { ...original.http.console, auth: { basic: { username: 'ops', password: '[REDACTED]' } } } },
     });
+    expect(displayConfigYaml(original)).not.toContain('console-pw-1');
   });
 });

@@ -77,6 +77,7 @@ describe('validateDeployment', () => {
     ['outbound source without staging', (r: any) => (r.outbound.sources = ['inbox', 'erp']), 'outbound.sources[1]: connector erp cannot supply commands (no source capability with these options; sql needs staging:, sftp needs inbox:)'],
     ['unknown connector type', (r: any) => (r.connectors.drop.type = 'ftp'), 'connectors.drop.type: unknown connector type "ftp"'],
     ['webhook path on an ops route', (r: any) => (r.webhooks = { enabled: true, secret: 'whsec-x', listen: '127.0.0.1:9090', path: '/metrics' }), 'webhooks.path: /metrics is an ops endpoint on the same address as http.listen (127.0.0.1:9090)'],
+    ['webhook path under the console', (r: any) => ((r.webhooks = { enabled: true, secret: 'whsec-x', listen: '127.0.0.1:9090', path: '/console/hooks' }), (r.http = { console: { enabled: true, auth: { bearerToken: 't' } } })), 'webhooks.path: /console/hooks is under the web console (/console/) on the same address as http.listen (127.0.0.1:9090)'],
   ])('refuses a bad %s, naming the file and the config path', async (_what, breakIt, expected) => {
     const raw = deployment();
     breakIt(raw);
