@@ -83,6 +83,10 @@ describe('web console (HTTP)', () => {
     const overview = await (await get('/console/')).text();
     expect(overview).toContain('data-stream="loads"');
     expect(overview).toContain('href="/console/streams/loads"');
+    // The next run comes from the daemon's scheduler (a yearly cron here).
+    expect(overview).toContain(`${new Date().getUTCFullYear() + 1}-01-01 00:00:00Z`);
+    // The lag each run ended with.
+    expect(await (await get('/console/runs')).text()).toContain('<td class="num">15 min</td>');
     const stream = await (await get('/console/streams/loads')).text();
     expect(stream).toContain('<svg class="chart"');
     expect(stream).toContain('Checkpoint lag at the end of each run');

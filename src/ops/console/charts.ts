@@ -62,7 +62,8 @@ export function lagChart(runs: readonly ConsoleRun[], now: Date, days: number): 
   const points = runs
     .filter((r) => r.lagSeconds !== null && r.finishedAt !== null)
     .map((r) => ({ at: Date.parse(r.finishedAt!), lag: r.lagSeconds! }))
-    .filter((p) => p.at >= span.from);
+    .filter((p) => p.at >= span.from)
+    .sort((a, b) => a.at - b.at);
   if (points.length === 0) return html`<p class="empty">No lag recorded in the last ${days} days (runs record it from this version on).</p>`;
   const max = Math.max(...points.map((p) => p.lag), 1);
   const line = points.map((p) => `${round(x(span, p.at))},${round(y(p.lag, max))}`).join(' ');
@@ -90,7 +91,8 @@ export function throughputChart(runs: readonly ConsoleRun[], now: Date, days: nu
   const bars = [...buckets].map(([start, b]) => {
     const left = Math.max(PAD.left, x(span, start));
     const top = y(b.records, max);
-    return html`<rect class="bar" x="${round(left)}" y="${round(top)}" width="${round(barWidth)}" height="${round(PAD.top + PLOT_H - top)}"><title>${new Date(start).toISOString().slice(0, 16)}Z +${bucketHours} h: ${formatCount(b.records)} records, ${formatCount(b.requests)} requests</title></rect>`;
+    const width = Math.max(1, Math.min(barWidth, PAD.left + PLOT_W - left));
+    return html`<rect class="bar" x="${round(left)}" y="${round(top)}" width="${round(width)}" height="${round(PAD.top + PLOT_H - top)}"><title>${new Date(start).toISOString().slice(0, 16)}Z +${bucketHours} h: ${formatCount(b.records)} records, ${formatCount(b.requests)} requests</title></rect>`;
   });
   return frame(`Records delivered per ${bucketHours} hours, last ${days} days`, formatCount(max), bars, span);
 }
