@@ -68,6 +68,13 @@ describe.skipIf(!available)('web console in a browser', () => {
     // The stylesheet loaded under the CSP (nothing refused in the console).
     expect(await page.evaluate("getComputedStyle(document.querySelector('header')).display")).toBe('flex');
 
+    // A stream's page charts its real runs (the directory sync before the daemon started): the
+    // lag each run ended with and the records it delivered, as inline SVG.
+    await page.getByRole('link', { name: 'customers', exact: true }).click();
+    expect(await page.locator('svg.chart').count()).toBe(2);
+    expect(await page.locator('svg.chart circle.dot').count()).toBeGreaterThan(0);
+    expect(await page.locator('svg.chart rect.bar').count()).toBeGreaterThan(0);
+
     await page.locator('header nav').getByRole('link', { name: 'Outbox', exact: true }).click();
     const deadRow = page.locator(`#dead-letters tr[data-outbox="${deadId}"]`);
     await expect.poll(() => deadRow.count()).toBe(1);
