@@ -386,7 +386,11 @@ const httpSchema = z
     checkTimeout: isoDuration().prefault('PT5S'),
     console: consoleSchema.prefault({}),
   })
-  .transform((http): HttpConfig => ({ ...http }));
+  .transform((http, ctx): HttpConfig => {
+    // The console is served by the ops server: without it the console would silently be absent.
+    if (http.console.enabled && !http.enabled) ctx.addIssue({ code: 'custom', path: ['console', 'enabled'], message: 'needs http.enabled (the console is served on the ops port)' });
+    return { ...http };
+  });
 
 /* ---------------------------------------------------------------- supervision (run) */
 

@@ -137,6 +137,32 @@ describe('web console (HTTP)', () => {
     expect(after).toContain('now cancelled');
   });
 
+  it('discards a rejected record from the page; an API-schema rejection cannot be retried', async () => {
+    const [entry] = await daemon.app.stores.quarantine.list({ kinds: ['api-schema'] });
+    const page = await (await get('/console/rejected')).text();
+    expect(page).toContain(`data-rejected="${entry!.id}"`);
+    // No retry button for what only the API can fix; a forged retry is answered, not carried out.
+    expect(page).not.toContain(`data-action="rejected-retry" data-id="${entry!.id}"`);
+    const csrf = csrfTokenOf(page);
+    const retry = await post('/console/actions/rejected-retry', { id: String(entry!.id), csrf, back: '/console/rejected' });
+    expect(await (await get(retry.headers.get('location')!)).text()).toContain('not-retryable');
+    const discard = await post('/console/actions/rejected-discard', { id: String(entry!.id), csrf, back: '/console/rejected' });
+    expect(discard.status).toBe(303);
+    expect(await daemon.app.stores.quarantine.get(entry!.id)).toBeUndefined();
+    expect(await (await get(discard.headers.get('location')!)).text()).toContain(`rejected #${entry!.id}`);
+  });
+
+  it('counts webhook receipts per family', async () => {
+    const at = new Date().toISOString();
+    const base = { eventType: 'load#info_updated', family: 'load', referenceNumber: 'L1', source: 'delivery' as const, occurredAt: null, receivedAt: at };
+    await daemon.app.stores.webhookInbox.acceptMany(
+      [1, 2, 3].map((i) => ({ ...base, key: `event:console-${i}`, body: `{"i":${i}}` })),
+      60_000,
+    );
+    const page = await (await get('/console/webhooks')).text();
+    expect(page).toMatch(/<tr><td>load<\/td><td>delivery<\/td><td class="num">3<\/td><td class="num">3<\/td><\/tr>/);
+  });
+
   it('never redirects an action off the console', async () => {
     const csrf = csrfTokenOf(await (await get('/console/outbox')).text());
     const response = await post('/console/actions/outbox-retry', { id: String(deadId), csrf, back: '//evil.example/x' });

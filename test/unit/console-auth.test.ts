@@ -70,6 +70,7 @@ describe('http.console config', () => {
 
   it('is off by default and needs exactly one kind of auth when on', () => {
     expect(parseConfig(minimalRaw()).http.console).toEqual({ enabled: false });
+    expect(() => parseConfig({ ...minimalRaw(), http: { enabled: false, console: { enabled: true, auth: { bearerToken: 't' } } } })).toThrow(/http\.console\.enabled: needs http\.enabled/);
     expect(() => parseConfig(withConsole({ enabled: true }))).toThrow(/http\.console\.auth.*required when the console is enabled/s);
     expect(() => parseConfig(withConsole({ enabled: true, auth: { bearerToken: 't', basic: { username: 'u', password: 'p' } } }))).toThrow(/either bearerToken or basic/);
     expect(() => parseConfig(withConsole({ enabled: true, auth: { basic: { username: 'u' } } }))).toThrow(/http\.console\.auth\.basic\.password/);
