@@ -33,6 +33,7 @@ export const invoicesStream: StreamDefinition<InvoiceCursor, z.infer<typeof invo
   cursorSchema: invoiceCursorSchema,
   cursorKind: 'billing-date windows + change feed',
   dependsOnCommits: true,
+  keyDescription: '_id (combined:<_id>, sub:<_id>:<charge sets>)',
   key: invoiceKey,
   op: deletedFlagOp,
   updatedAt: (record) => stringField(record, 'updatedAt', 'billingDate'),
