@@ -25,6 +25,7 @@ import type { Logger } from '../util/logger.js';
 import { WebhookProcessor, type WebhookStreamTarget } from '../webhooks/processor.js';
 import { webhookService } from '../webhooks/webhook-service.js';
 import type { DaemonService } from './daemon.js';
+import { readyLine } from './ready-line.js';
 import { schedulerService, StreamScheduler } from './stream-scheduler.js';
 import { reconcileService } from '../reconcile/reconcile-service.js';
 import { reconcileApp } from './reconcile.js';
@@ -228,12 +229,18 @@ export interface DaemonOptions {
   supervision?: { maxConsecutiveFailures?: number; failurePauseMs?: { base: number; max: number } };
 }
 
+/** The services of `freight-sync run` (see composeDaemon). */
+export function composeDaemonServices(app: AppContext, options: DaemonOptions): DaemonService[] {
+  return composeDaemon(app, options).services;
+}
+
 /**
  * The services of `freight-sync run`, in start order (they stop in reverse): the ops server first
  * (it answers during the whole drain), webhooks, outbound, and the stream scheduler last (it
  * stops first, so no new batch starts while the others drain). Parts not configured are absent.
+ * `ready()` describes the started daemon in one line (addresses bound, first pass, streams).
  */
-export function composeDaemonServices(app: AppContext, options: DaemonOptions): DaemonService[] {
+export function composeDaemon(app: AppContext, options: DaemonOptions): { services: DaemonService[]; ready: () => ReturnType<typeof readyLine> } {
   const { config } = app;
   const supervision = options.supervision ?? supervisionOf(config);
   const services: DaemonService[] = [];
@@ -304,7 +311,15 @@ export function composeDaemonServices(app: AppContext, options: DaemonOptions): 
     { stopSignal: options.stopSignal, abortSignal: options.abortSignal, runOnStart: options.runOnStart, onRun: options.onRun },
   );
   services.push(schedulerService(scheduler));
-  return services;
+  const ready = () =>
+    readyLine({
+      streams: app.streams,
+      listening: servers.listening(),
+      ticks: scheduler.nextTicks(),
+      runOnStart: options.runOnStart,
+      outbound: config.outbound.enabled ? { sources: config.outbound.sources, pollIntervalMs: config.outbound.pollInterval } : null,
+    });
+  return { services, ready };
 }
 
 /** The webhook inbox processor, delivering to the app's streams (`run`, and `rejected retry` of parked events). */

@@ -27,6 +27,7 @@ export interface SchedulerOptions {
  */
 export class StreamScheduler {
   private readonly tasks: ScheduledTask[] = [];
+  private readonly taskOf = new Map<string, ScheduledTask>();
   private readonly running = new Map<string, Promise<void>>();
   readonly lastSummaries = new Map<string, StreamRunSummary>();
 
@@ -44,6 +45,7 @@ export class StreamScheduler {
         timezone: 'UTC',
       });
       this.tasks.push(task);
+      this.taskOf.set(stream.definition.name, task);
       if (this.options.runOnStart) this.trigger(stream, 'start');
     }
   }
@@ -83,6 +85,13 @@ export class StreamScheduler {
     })();
     this.running.set(name, run);
     return true;
+  }
+
+  /** Each polled stream's next cron tick (UTC), once started; null when node-cron knows none. */
+  nextTicks(): Array<{ stream: string; schedule: string; at: Date | null }> {
+    return this.deps.streams
+      .filter((s) => this.taskOf.has(s.definition.name))
+      .map((s) => ({ stream: s.definition.name, schedule: s.settings.schedule, at: this.taskOf.get(s.definition.name)!.getNextRun() }));
   }
 
   isRunning(name: string): boolean {
