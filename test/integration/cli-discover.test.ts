@@ -149,3 +149,25 @@ describe('freight-sync discover --sample (simulator)', () => {
     expect(result.stdout).toMatch(/^loads: FAILED: .+/);
   });
 });
+
+describe('freight-sync discover --sample (brokerage simulator)', () => {
+  it('maps with the brokerage variant of the default mapping (routing events, brokerage-only columns)', async () => {
+    const sim = await startSim({ variant: 'brokerage', loads: 10 });
+    try {
+      const dir = tempDir('cli-discover-brokerage');
+      const configFile = path.join(dir, 'freight-sync.yaml');
+      fs.writeFileSync(configFile, stringify(pullConfigRaw({ sim, dir, streams: ['loads'] })));
+      const result = await runCliInProcess(['discover', '--sample', '3', '--json', '-c', configFile]);
+      expect(result.code).toBe(0);
+      const [loads] = JSON.parse(result.stdout) as StreamSample[];
+      expect(loads!.records).toHaveLength(3);
+      const withStops = loads!.records.find((r) => Array.isArray(r.raw.routingOrder) && (r.raw.routingOrder as unknown[]).length > 0);
+      expect(withStops, 'a sampled brokerage load with routing events').toBeDefined();
+      const stops = withStops!.mapped[0]!.tables.find((t) => t.table === 'load_stops')!;
+      expect(stops.rows).toHaveLength((withStops!.raw.routingOrder as unknown[]).length);
+      expect(Object.keys(stops.rows[0]!)).toContain('is_bobtail');
+    } finally {
+      await sim.close();
+    }
+  });
+});
