@@ -35,10 +35,17 @@ export function messageNamingCauses(error: Error): string {
   let cause: unknown = error.cause;
   while (cause instanceof Error && !seen.has(cause)) {
     seen.add(cause);
-    if (cause.message && !message.includes(cause.message)) message += `: ${cause.message}`;
+    if (cause.message && !names(message, cause.message)) message += `: ${cause.message}`;
     cause = cause.cause;
   }
   return message;
+}
+
+/** Whether `message` already says `causeMessage` — whole, or without its `where: ` prefix (an endpoint named once). */
+function names(message: string, causeMessage: string): boolean {
+  if (message.includes(causeMessage)) return true;
+  const at = causeMessage.indexOf(': ');
+  return at > 0 && message.includes(causeMessage.slice(at + 2));
 }
 
 export interface SerializedLogError {
