@@ -4,19 +4,14 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import type { SimulatorHandle } from '../../src/simulator/index.js';
-import { runCli, type CliRun } from '../helpers/cli-process.js';
+import { hasEnded, killIfRunning, runCli, waitFor, type CliRun } from '../helpers/cli-process.js';
 import { startSim, tempDir } from '../helpers/pull-harness.js';
 
 let sim: SimulatorHandle | undefined;
 const daemons: CliRun[] = [];
 afterEach(async () => {
   // Only the processes this test started, by their handles, when an assertion left them running.
-  for (const run of daemons.splice(0)) {
-    if (run.child.exitCode === null && run.child.signalCode === null) {
-      run.child.kill('SIGKILL');
-      await run.exited;
-    }
-  }
+  for (const run of daemons.splice(0)) await killIfRunning(run);
   await sim?.close();
   sim = undefined;
 });
@@ -42,20 +37,11 @@ function writeConfig(dir: string, handle: SimulatorHandle): string {
   return file;
 }
 
-async function waitFor(check: () => boolean, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 async function startRun(config: string, dir: string): Promise<CliRun> {
   const run = runCli(['run', '-c', config, '--no-initial-sync'], { cwd: dir });
   daemons.push(run);
-  const ended = () => run.child.exitCode !== null || run.child.signalCode !== null;
-  await waitFor(() => /daemon running/.test(run.stderr()) || ended(), 30_000, '"daemon running" on stderr');
-  expect(ended(), run.stderr().slice(-2000)).toBe(false);
+  await waitFor(() => /daemon running/.test(run.stderr()) || hasEnded(run), 30_000, '"daemon running" on stderr');
+  expect(hasEnded(run), run.stderr().slice(-2000)).toBe(false);
   return run;
 }
 
