@@ -5,7 +5,7 @@ const now = Date.parse('2026-06-01T12:00:00Z');
 const owner = (over: Partial<DaemonOwner>): DaemonOwner => ({
   holder: 'h',
   host: 'this-host',
-  pid: process.pid,
+  pid: process.ppid,
   startedAt: '2026-06-01T10:00:00Z',
   heartbeatAt: new Date(now - 5_000).toISOString(),
   ...over,
@@ -16,6 +16,10 @@ describe('ownerAlive: a dead daemon never blocks reset for long', () => {
     expect(ownerAlive(owner({}), { now, staleAfterMs: 60_000, host: 'this-host' })).toBe(true);
     // A pid that cannot exist (above the kernel's pid_max).
     expect(ownerAlive(owner({ pid: 2 ** 30 }), { now, staleAfterMs: 60_000, host: 'this-host' })).toBe(false);
+  });
+
+  it('same host and our own pid: an earlier incarnation (a container restarted as pid 1), not a live owner', () => {
+    expect(ownerAlive(owner({ pid: process.pid }), { now, staleAfterMs: 60_000, host: 'this-host' })).toBe(false);
   });
 
   it('another host: alive until its heartbeat is older than the staleness limit', () => {

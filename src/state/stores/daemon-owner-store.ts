@@ -28,13 +28,16 @@ export class StateOwnedError extends StateError {
 
 /**
  * Whether a recorded owner still runs: its heartbeat is recent, and — on this host — its pid
- * exists. A daemon killed with SIGKILL leaves its row behind; the pid check frees it at once on
+ * exists and is not ours. A daemon killed with SIGKILL leaves its row behind; the pid check frees it at once on
  * the same host, the stale heartbeat after `staleAfterMs` anywhere.
  */
 export function ownerAlive(owner: DaemonOwner, options: { now: number; staleAfterMs: number; host?: string }): boolean {
   const heartbeat = Date.parse(owner.heartbeatAt);
   if (Number.isNaN(heartbeat) || options.now - heartbeat > options.staleAfterMs) return false;
-  return owner.host !== (options.host ?? os.hostname()) || processAlive(owner.pid);
+  if (owner.host !== (options.host ?? os.hostname())) return true;
+  // Our own pid on our own host is an earlier incarnation (a container restarted after a crash
+  // runs the daemon as pid 1 again, under the same hostname): it cannot still be running.
+  return owner.pid !== process.pid && processAlive(owner.pid);
 }
 
 /** The `daemon_owner` row (migration 0009): which `run` process owns this state store. */
