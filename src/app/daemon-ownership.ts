@@ -19,20 +19,25 @@ function alive(owner: Parameters<typeof ownerAlive>[0]): boolean {
  */
 export function daemonOwnershipService(store: DaemonOwnerStore, options: { statePath: string; logger: Logger }): DaemonService {
   const holder = `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  const me = { holder, host: os.hostname(), pid: process.pid };
   let timer: NodeJS.Timeout | undefined;
   return {
     name: 'state-owner',
     async start() {
-      const other = await store.claim({ holder, host: os.hostname(), pid: process.pid }, alive);
+      const other = await store.claim(me, alive);
       if (other) throw new StateOwnedError(other, options.statePath, 'stop that daemon first: two daemons on one state store would overwrite each other\'s checkpoints');
-      timer = setInterval(() => {
-        store.heartbeat(holder).then(
-          (ours) => {
-            if (!ours) options.logger.warn({ statePath: options.statePath }, 'the daemon ownership record was taken over or removed (reset --force?); reset no longer sees this daemon');
-          },
-          (error: unknown) => options.logger.warn({ err: error }, 'cannot renew the daemon ownership heartbeat'),
-        );
-      }, OWNER_HEARTBEAT_MS);
+      let warned = false;
+      const renew = async () => {
+        if (await store.heartbeat(holder)) return;
+        // The record was removed (`reset --force`) or taken over after we looked dead: claim it
+        // again so reset keeps seeing this daemon, unless another live daemon holds it now.
+        const other = await store.claim(me, alive);
+        if (other && !warned) {
+          warned = true;
+          options.logger.warn({ host: other.host, pid: other.pid }, `another daemon now owns ${options.statePath}; two daemons on one state store overwrite each other's checkpoints`);
+        }
+      };
+      timer = setInterval(() => void renew().catch((error: unknown) => options.logger.warn({ err: error }, 'cannot renew the daemon ownership heartbeat')), OWNER_HEARTBEAT_MS);
       timer.unref();
       // Nothing loops here: the heartbeat is a timer.
       return { loops: new Promise<void>(() => undefined) };
