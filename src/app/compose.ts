@@ -1,5 +1,7 @@
 import type { Kysely } from 'kysely';
 import { ApiClient } from '../api/api-client.js';
+import { combineClientEvents } from '../api/client-events.js';
+import { listLoadDocumentTypes } from '../api/endpoints/loads.js';
 import type { LoadedConfig } from '../config/load-config.js';
 import type { FreightSyncConfig } from '../config/types.js';
 import { createConnectors, type ConnectorSet } from '../plugins/create-connectors.js';
@@ -9,6 +11,7 @@ import { createStores, type StateStores } from '../state/stores/index.js';
 import type { StateTables } from '../state/tables.js';
 import { UsageError } from '../util/errors.js';
 import { OpsMetrics } from '../ops/metrics.js';
+import { ApiReachability } from '../ops/api-reachability.js';
 import { HttpServers } from '../ops/http-servers.js';
 import { Readiness, type ReadinessCheck } from '../ops/readiness.js';
 import { opsHttpService } from '../ops/ops-service.js';
@@ -32,6 +35,8 @@ import { reconcileApp } from './reconcile.js';
 import { resolveStreams, type ResolvedStream } from './stream-settings.js';
 import { fileStoresFor, filesConnectorOf } from './file-stores.js';
 import { streamsSentTo } from './validate-deployment.js';
+import { buildInfo } from './build-info.js';
+import { daemonOwnershipService } from './daemon-ownership.js';
 
 /**
  * The composition root: the one place that constructs stores and services. `openApp` builds what
@@ -53,6 +58,8 @@ export interface AppContext {
   deps: StreamRunDeps;
   /** Prometheus metrics on a dedicated registry (served by the ops server in `run`). */
   metrics: OpsMetrics;
+  /** Whether the API answered recently, from the client's own traffic (`/readyz`). */
+  apiReachability: ApiReachability;
   sinksFor(stream: ResolvedStream): NamedSink[];
   close(): Promise<void>;
 }
@@ -86,7 +93,8 @@ export async function openApp(loaded: LoadedConfig, options: OpenAppOptions): Pr
     cleanups.push(() => db.destroy());
     await migrateToLatest(db, { location: config.state.path });
     const stores = createStores(db);
-    const metrics = new OpsMetrics();
+    const metrics = new OpsMetrics({ build: buildInfo() });
+    const apiReachability = new ApiReachability();
 
     const client = new ApiClient({
       baseUrl: config.api.baseUrl,
@@ -105,7 +113,7 @@ export async function openApp(loaded: LoadedConfig, options: OpenAppOptions): Pr
         maxDelayMs: config.api.retry.maxDelay,
       },
       userAgent: config.api.userAgent,
-      events: metrics.apiClientEvents(),
+      events: combineClientEvents(metrics.apiClientEvents(), apiReachability.events()),
     });
     cleanups.push(() => client.close());
 
@@ -127,11 +135,19 @@ export async function openApp(loaded: LoadedConfig, options: OpenAppOptions): Pr
       cleanups.push(() => set.close());
     }
 
-    const deps: StreamRunDeps = { stores, client, logger: options.logger, hooks: deliveryHooks(stores), files: fileStoresFor(streams, connectors) };
+    const deps: StreamRunDeps = {
+      stores,
+      client,
+      logger: options.logger,
+      hooks: deliveryHooks(stores),
+      files: fileStoresFor(streams, connectors),
+      onRunFinished: (summary) => metrics.recordRun(summary),
+    };
     metrics.bind({
       db,
       checkpoints: stores.checkpoints,
       quarantine: stores.quarantine,
+      runs: stores.runs,
       streams: streams.filter((s) => !s.definition.pushOnly).map((s) => s.definition.name),
       now: () => client.clock.now(),
       apiStats: client.stats,
@@ -147,6 +163,7 @@ export async function openApp(loaded: LoadedConfig, options: OpenAppOptions): Pr
       connectors,
       deps,
       metrics,
+      apiReachability,
       sinksFor(stream) {
         return stream.sinks.map((name) => {
           const handle = connectors?.get(name);
@@ -245,10 +262,12 @@ export function composeDaemon(app: AppContext, options: DaemonOptions): { servic
   const supervision = options.supervision ?? supervisionOf(config);
   const services: DaemonService[] = [];
   const servers = new HttpServers(app.logger.child({ component: 'http' }));
+  // First to start, last to stop: the state is owned for the whole life of the daemon.
+  services.push(daemonOwnershipService(app.stores.daemonOwner, { statePath: config.state.path, logger: app.logger.child({ component: 'state-owner' }) }));
   if (config.http.enabled) {
     const checks: ReadinessCheck[] = [
       { name: 'state', cached: false, run: () => app.stores.ping() },
-      { name: 'api', cached: true, run: async (signal) => void (await app.client.tokens.accessToken(signal)) },
+      { name: 'api', cached: true, run: (signal) => apiReady(app, signal) },
       ...(app.connectors?.connectors ?? [])
         .filter((c) => typeof c.instance.check === 'function')
         .map((c) => ({ name: `connector:${c.name}`, cached: true, run: (signal: AbortSignal) => c.instance.check!(signal) })),
@@ -339,6 +358,22 @@ export function composeWebhookProcessor(app: AppContext, supervision: NonNullabl
     app.stores.webhookInbox,
     { batchSize: app.config.webhooks.batchSize, maxAttempts: app.config.webhooks.maxAttempts, ...supervision },
   );
+}
+
+/**
+ * The `api` readiness check: a token can be had, and the API answered within
+ * `http.apiUnreachableAfter` — judged from the daemon's own traffic; when there was none for that
+ * long, one cheap call (`GET /load-document-type`) finds out. A 4xx answer counts as reachable.
+ */
+async function apiReady(app: AppContext, signal: AbortSignal): Promise<void> {
+  const windowMs = app.config.http.apiUnreachableAfter;
+  const idle = app.apiReachability.idleMs();
+  if (idle === undefined || idle >= windowMs / 2) {
+    // Its outcome reaches the reachability record through the client's events; a failure is judged below.
+    await listLoadDocumentTypes(app.client, signal).catch(() => undefined);
+  }
+  app.apiReachability.assertReachable(windowMs);
+  await app.client.tokens.accessToken(signal);
 }
 
 function supervisionOf(config: FreightSyncConfig): NonNullable<DaemonOptions['supervision']> {

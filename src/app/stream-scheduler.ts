@@ -71,12 +71,8 @@ export class StreamScheduler {
           stopSignal: this.options.stopSignal,
         });
         this.lastSummaries.set(name, summary);
+        // runStream logged the run's report line ("run finished").
         this.options.onRun?.(summary);
-        const level = summary.status === 'failed' ? 'error' : 'info';
-        this.deps.logger[level](
-          { stream: name, status: summary.status, delivered: summary.delivered, deletes: summary.deletes, pages: summary.pages, error: summary.error },
-          `stream ${name} ${summary.status}`,
-        );
       } catch (error) {
         this.deps.logger.error({ err: error, stream: name }, 'stream run crashed');
       } finally {
