@@ -1,0 +1,34 @@
+#!/usr/bin/env node
+// Used by the Dockerfile (prod-deps stage): removes from ./package.json the optional drivers that
+// the DRIVERS build argument leaves out, so that the following `npm prune` deletes them and the
+// dependencies only they use (tedious alone brings ~51 MB of @azure/*). freight-sync loads these
+// drivers only when a connector of their kind is configured, and names the package when one is absent.
+// Usage: node scripts/select-drivers.mjs postgres,mysql,sftp   (or `all`, or `none`)
+import fs from 'node:fs';
+
+const DRIVERS = { postgres: 'pg', mysql: 'mysql2', mssql: 'tedious', sftp: 'ssh2-sftp-client' };
+
+const requested = (process.argv[2] ?? '').split(',').map((d) => d.trim().toLowerCase()).filter(Boolean);
+const keep = new Set();
+for (const name of requested) {
+  if (name === 'all') Object.keys(DRIVERS).forEach((d) => keep.add(d));
+  else if (name === 'none') continue;
+  else if (name in DRIVERS) keep.add(name);
+  else {
+    console.error(`DRIVERS: unknown driver "${name}" (use ${Object.keys(DRIVERS).join(', ')}, all or none)`);
+    process.exit(2);
+  }
+}
+
+const manifest = JSON.parse(fs.readFileSync('package.json', 'utf8'));
+for (const [driver, pkg] of Object.entries(DRIVERS)) {
+  if (keep.has(driver)) continue;
+  if (!manifest.dependencies?.[pkg]) {
+    console.error(`DRIVERS: package.json has no dependency "${pkg}" (driver ${driver}): update scripts/select-drivers.mjs`);
+    process.exit(2);
+  }
+  delete manifest.dependencies[pkg];
+}
+fs.writeFileSync('package.json', `${JSON.stringify(manifest, null, 2)}\n`);
+const kept = [...keep].map((d) => `${d} (${DRIVERS[d]})`).join(', ') || 'none';
+console.log(`drivers in the image: ${kept}`);
