@@ -11,8 +11,8 @@
 # podman builds OCI images by default, which have no HEALTHCHECK: build with `--format docker`.
 ARG NODE_MAJOR=22
 
-# ---- build: compile TypeScript (dev dependencies, python3/make/g++ for better-sqlite3) ----
-FROM node:${NODE_MAJOR}-bookworm-slim AS build
+# ---- deps: every dependency, better-sqlite3 compiled (python3/make/g++) for this base image ----
+FROM node:${NODE_MAJOR}-bookworm-slim AS deps
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
  && rm -rf /var/lib/apt/lists/*
@@ -20,15 +20,19 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 # --ignore-scripts: the package's `prepare` would compile before the sources are copied.
 RUN npm ci --ignore-scripts --no-audit --no-fund && npm rebuild better-sqlite3
+
+# ---- build: compile TypeScript (a source change rebuilds from here on, not the dependencies) ----
+FROM deps AS build
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY connectors ./connectors
 COPY bench ./bench
 RUN npm run build
 
-# ---- prod-deps: the build's node_modules (better-sqlite3 already compiled for this base) without
-# dev dependencies and without the drivers DRIVERS leaves out ----
-FROM build AS prod-deps
+# ---- prod-deps: the same node_modules without dev dependencies and without the drivers DRIVERS
+# leaves out (npm prune after select-drivers.mjs removed them from package.json); better-sqlite3's
+# sources and object files go too, its compiled module stays ----
+FROM deps AS prod-deps
 ARG DRIVERS=postgres,mysql,sftp
 COPY scripts/select-drivers.mjs ./scripts/
 RUN node scripts/select-drivers.mjs "$DRIVERS" \

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Used by scripts/test-container.sh: checks the packages found in the image's /app/node_modules
 // (one `node_modules/...` path per line in the file given) against package-lock.json: each one must
-// be a production package of the lockfile (no dev-only package, nothing unknown), a few well-known
-// dev dependencies are asserted absent by name, and each optional driver is present exactly when
+// be a production package of the lockfile (no dev-only package, nothing unknown), the main dev
+// tools are asserted absent by name, and each optional driver is present exactly when
 // the image's DRIVERS label selects it.
 // Usage: node scripts/check-image-packages.mjs <paths-file> <drivers-label>
 import fs from 'node:fs';
@@ -19,8 +19,11 @@ for (const p of installed) {
   if (!entry) problems.push(`${p}: not in package-lock.json`);
   else if (entry.dev === true) problems.push(`${p}: a dev-only package`);
 }
-for (const name of Object.keys(manifest.devDependencies ?? {})) {
-  if (installed.includes(`node_modules/${name}`)) problems.push(`node_modules/${name}: a devDependency`);
+// Named as well, in case the lockfile's dev flags were ever wrong. (Not every devDependency: a
+// devDependency that a production package also needs, e.g. @types/node as mysql2's peer, is in.)
+for (const name of ['typescript', 'vitest', 'nock', 'dependency-cruiser']) {
+  if (!(name in (manifest.devDependencies ?? {}))) problems.push(`${name}: no longer a devDependency; update this list`);
+  if (installed.includes(`node_modules/${name}`)) problems.push(`node_modules/${name}: a dev tool`);
 }
 
 const DRIVERS = { postgres: 'pg', mysql: 'mysql2', mssql: 'tedious', sftp: 'ssh2-sftp-client' };
