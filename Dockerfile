@@ -34,7 +34,7 @@ RUN npm run build
 # sources and object files go too, its compiled module stays ----
 FROM deps AS prod-deps
 ARG DRIVERS=postgres,mysql,sftp
-COPY scripts/select-drivers.mjs ./scripts/
+COPY scripts/select-drivers.mjs scripts/image-drivers.mjs ./scripts/
 RUN node scripts/select-drivers.mjs "$DRIVERS" \
  && npm prune --omit=dev --ignore-scripts --no-audit --no-fund \
  && rm -rf node_modules/better-sqlite3/deps node_modules/better-sqlite3/src \

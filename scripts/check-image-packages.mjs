@@ -6,6 +6,7 @@
 // the image's DRIVERS label selects it.
 // Usage: node scripts/check-image-packages.mjs <paths-file> <drivers-label>
 import fs from 'node:fs';
+import { DRIVERS, parseDrivers } from './image-drivers.mjs';
 
 const [listFile, driversLabel = ''] = process.argv.slice(2);
 const installed = fs.readFileSync(listFile, 'utf8').split('\n').map((l) => l.trim()).filter(Boolean);
@@ -26,15 +27,13 @@ for (const name of ['typescript', 'vitest', 'nock', 'dependency-cruiser']) {
   if (installed.includes(`node_modules/${name}`)) problems.push(`node_modules/${name}: a dev tool`);
 }
 
-const DRIVERS = { postgres: 'pg', mysql: 'mysql2', mssql: 'tedious', sftp: 'ssh2-sftp-client' };
-const selected = new Set(driversLabel.split(',').map((d) => d.trim()).filter(Boolean));
-const all = selected.has('all');
+const selected = parseDrivers(driversLabel);
 for (const [driver, pkg] of Object.entries(DRIVERS)) {
-  const want = all || selected.has(driver);
+  const want = selected.has(driver);
   const has = installed.includes(`node_modules/${pkg}`);
   if (want !== has) problems.push(`driver ${driver} (${pkg}): ${has ? 'present although DRIVERS leaves it out' : 'missing although DRIVERS selects it'}`);
 }
-if (!(all || selected.has('mssql')) && installed.some((p) => p.startsWith('node_modules/@azure/'))) {
+if (!selected.has('mssql') && installed.some((p) => p.startsWith('node_modules/@azure/'))) {
   problems.push('node_modules/@azure/*: present without the mssql driver');
 }
 

@@ -5,26 +5,21 @@
 // drivers only when a connector of their kind is configured, and names the package when one is absent.
 // Usage: node scripts/select-drivers.mjs postgres,mysql,sftp   (or `all`, or `none`)
 import fs from 'node:fs';
+import { DRIVERS, parseDrivers } from './image-drivers.mjs';
 
-const DRIVERS = { postgres: 'pg', mysql: 'mysql2', mssql: 'tedious', sftp: 'ssh2-sftp-client' };
-
-const requested = (process.argv[2] ?? '').split(',').map((d) => d.trim().toLowerCase()).filter(Boolean);
-const keep = new Set();
-for (const name of requested) {
-  if (name === 'all') Object.keys(DRIVERS).forEach((d) => keep.add(d));
-  else if (name === 'none') continue;
-  else if (name in DRIVERS) keep.add(name);
-  else {
-    console.error(`DRIVERS: unknown driver "${name}" (use ${Object.keys(DRIVERS).join(', ')}, all or none)`);
-    process.exit(2);
-  }
+let keep;
+try {
+  keep = parseDrivers(process.argv[2] ?? '');
+} catch (error) {
+  console.error(error.message);
+  process.exit(2);
 }
 
 const manifest = JSON.parse(fs.readFileSync('package.json', 'utf8'));
 for (const [driver, pkg] of Object.entries(DRIVERS)) {
   if (keep.has(driver)) continue;
   if (!manifest.dependencies?.[pkg]) {
-    console.error(`DRIVERS: package.json has no dependency "${pkg}" (driver ${driver}): update scripts/select-drivers.mjs`);
+    console.error(`DRIVERS: package.json has no dependency "${pkg}" (driver ${driver}): update scripts/image-drivers.mjs`);
     process.exit(2);
   }
   delete manifest.dependencies[pkg];
