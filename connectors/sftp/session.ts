@@ -1,9 +1,10 @@
-import SftpClient from 'ssh2-sftp-client';
+import type SftpClient from 'ssh2-sftp-client';
 import type { ConnectConfig, SFTPWrapper } from 'ssh2';
 import type { ContractLogger as Logger } from '../../src/contracts/index.js';
 import { sleep, throwIfAborted } from '../../src/util/abort.js';
 import { backoffDelay } from '../../src/util/backoff.js';
 import { describeError } from '../../src/util/errors.js';
+import { loadDriver } from '../../src/util/optional-driver.js';
 import { HostKeyMismatchError, SftpAuthError, SftpConnectionError, isHostKeyMismatchError, isSftpAuthError } from './errors.js';
 import { fingerprintsEqual, sha256Fingerprint } from './host-key.js';
 
@@ -133,7 +134,10 @@ export class SftpSession {
   private async connectOnce(): Promise<Connection> {
     const { settings } = this;
     let presented: string | undefined;
-    const client: SftpClient = new SftpClient(`freight-sync ${this.server}`, {
+    // Loaded on first connect: a daemon without SFTP connectors never loads ssh2, and an image
+    // built without the driver fails here with a DriverMissingError naming the package (not retried).
+    const { default: SftpClientClass } = await loadDriver('ssh2-sftp-client', 'the sftp connector', () => import('ssh2-sftp-client'));
+    const client: SftpClient = new SftpClientClass(`freight-sync ${this.server}`, {
       // The library's defaults print to the console; route to the logger and forget the connection.
       error: (error: unknown) => {
         this.logger.warn({ server: this.server, err: error }, 'sftp connection error');

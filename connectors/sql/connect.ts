@@ -4,6 +4,7 @@ import Database from 'better-sqlite3';
 import { CompiledQuery, Kysely, MssqlDialect, MysqlDialect, PostgresDialect, SqliteDialect, type Dialect } from 'kysely';
 import type { SqlOptions } from './options.js';
 import { MiniPool } from './mssql-pool.js';
+import { loadDriver } from '../../src/util/optional-driver.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tables are only known at run time (from mappings)
 export type AnyDb = Kysely<any>;
@@ -11,7 +12,8 @@ export type AnyDb = Kysely<any>;
 /**
  * Opens a pooled Kysely instance for the configured dialect. Drivers are imported lazily, so a
  * SQLite-only daemon never loads pg, mysql2 or tedious. Nothing connects here: pools connect on
- * first use (`init`).
+ * first use (`init`). A driver that is not installed (the container image holds only the ones
+ * chosen at build time) fails here with a DriverMissingError naming the package.
  */
 export async function openDatabase(options: SqlOptions, baseDir: string): Promise<AnyDb> {
   return new Kysely({ dialect: await createDialect(options, baseDir) });
@@ -46,7 +48,7 @@ function sqliteDialect(filename: string, baseDir: string): Dialect {
 }
 
 async function postgresDialect(options: SqlOptions): Promise<Dialect> {
-  const { default: pg } = await import('pg');
+  const { default: pg } = await loadDriver('pg', 'the sql connector with dialect postgres', () => import('pg'));
   const pool = new pg.Pool({
     ...(options.url !== undefined
       ? { connectionString: options.url }
@@ -61,7 +63,7 @@ async function postgresDialect(options: SqlOptions): Promise<Dialect> {
 }
 
 async function mysqlDialect(options: SqlOptions): Promise<Dialect> {
-  const mysql = await import('mysql2');
+  const mysql = await loadDriver('mysql2', 'the sql connector with dialect mysql', () => import('mysql2'));
   const base = {
     connectionLimit: options.pool.max,
     // utf8mb4: emoji and other 4-byte characters; UTC: DATETIME columns hold UTC.
@@ -86,7 +88,7 @@ async function mysqlDialect(options: SqlOptions): Promise<Dialect> {
 }
 
 async function mssqlDialect(options: SqlOptions): Promise<Dialect> {
-  const tedious = await import('tedious');
+  const tedious = await loadDriver('tedious', 'the sql connector with dialect mssql', () => import('tedious'));
   return new MssqlDialect({
     tarn: { Pool: MiniPool as never, options: { min: 0, max: options.pool.max } },
     tedious: {

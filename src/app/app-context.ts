@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { ApiClient } from '../api/api-client.js';
 import type { FreightSyncConfig } from '../config/types.js';
+import type { ApiReachability } from '../ops/api-reachability.js';
 import type { OpsMetrics } from '../ops/metrics.js';
 import type { ConnectorSet } from '../plugins/create-connectors.js';
 import type { StateStores } from '../state/stores/index.js';
@@ -27,6 +28,8 @@ export interface AppContext {
   deps: StreamRunDeps;
   /** Prometheus metrics on a dedicated registry (served by the ops server in `run`). */
   metrics: OpsMetrics;
+  /** Whether the API answered recently, from the client's own traffic (`/readyz`). */
+  apiReachability: ApiReachability;
   sinksFor(stream: ResolvedStream): NamedSink[];
   close(): Promise<void>;
 }

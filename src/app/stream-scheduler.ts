@@ -26,7 +26,8 @@ export interface SchedulerOptions {
  * running stream has committed its current batch.
  */
 export class StreamScheduler {
-  private readonly tasks = new Map<string, ScheduledTask>();
+  private readonly tasks: ScheduledTask[] = [];
+  private readonly taskOf = new Map<string, ScheduledTask>();
   private readonly running = new Map<string, Promise<void>>();
   readonly lastSummaries = new Map<string, StreamRunSummary>();
 
@@ -43,7 +44,8 @@ export class StreamScheduler {
         name: `stream:${stream.definition.name}`,
         timezone: 'UTC',
       });
-      this.tasks.set(stream.definition.name, task);
+      this.tasks.push(task);
+      this.taskOf.set(stream.definition.name, task);
       if (this.options.runOnStart) this.trigger(stream, 'start');
     }
   }
@@ -69,12 +71,8 @@ export class StreamScheduler {
           stopSignal: this.options.stopSignal,
         });
         this.lastSummaries.set(name, summary);
+        // runStream logged the run's report line ("run finished").
         this.options.onRun?.(summary);
-        const level = summary.status === 'failed' ? 'error' : 'info';
-        this.deps.logger[level](
-          { stream: name, status: summary.status, delivered: summary.delivered, deletes: summary.deletes, pages: summary.pages, error: summary.error },
-          `stream ${name} ${summary.status}`,
-        );
       } catch (error) {
         this.deps.logger.error({ err: error, stream: name }, 'stream run crashed');
       } finally {
@@ -85,6 +83,13 @@ export class StreamScheduler {
     return true;
   }
 
+  /** Each polled stream's next cron tick (UTC), once started; null when node-cron knows none. */
+  nextTicks(): Array<{ stream: string; schedule: string; at: Date | null }> {
+    return this.deps.streams
+      .filter((s) => this.taskOf.has(s.definition.name))
+      .map((s) => ({ stream: s.definition.name, schedule: s.settings.schedule, at: this.taskOf.get(s.definition.name)!.getNextRun() }));
+  }
+
   isRunning(name: string): boolean {
     return this.running.has(name);
   }
@@ -92,12 +97,12 @@ export class StreamScheduler {
   /** When the stream's next scheduled run is due (null: not scheduled, e.g. push-only or stopped). */
   nextRunAt(name: string): Date | null {
     if (this.options.stopSignal.aborted) return null;
-    return this.tasks.get(name)?.getNextRun() ?? null;
+    return this.taskOf.get(name)?.getNextRun() ?? null;
   }
 
   async stop(): Promise<void> {
-    for (const task of this.tasks.values()) await task.stop();
-    for (const task of this.tasks.values()) await task.destroy();
+    for (const task of this.tasks) await task.stop();
+    for (const task of this.tasks) await task.destroy();
     await Promise.allSettled([...this.running.values()]);
   }
 }

@@ -18,6 +18,8 @@ interface Entry {
   /** Handlers of every path under a prefix (`/console/`), longest prefix first. */
   prefixes: Map<string, RouteHandler>;
   listening: Promise<AddressInfo> | undefined;
+  /** Set once bound (port 0 resolved to the real port). */
+  bound: AddressInfo | undefined;
 }
 
 export function parseListen(listen: string): { host: string; port: number } {
@@ -60,10 +62,23 @@ export class HttpServers {
       entry.server.once('error', onError);
       entry.server.listen(port, host, () => {
         entry.server.off('error', onError);
-        resolve(entry.server.address() as AddressInfo);
+        entry.bound = entry.server.address() as AddressInfo;
+        resolve(entry.bound);
       });
     });
     return entry.listening;
+  }
+
+  /** Every bound server with its routes (for the line `run` prints when it is ready). */
+  listening(): Array<{ url: string; paths: string[] }> {
+    return [...this.entries.values()]
+      .filter((entry) => entry.bound !== undefined)
+      .map((entry) => {
+        const { address, family, port } = entry.bound!;
+        // `/` only redirects to the console or lists the others: not worth naming; prefixes end in `/`.
+        const paths = [...[...entry.routes.keys()].filter((path) => path !== '/'), ...entry.prefixes.keys()];
+        return { url: `http://${family === 'IPv6' ? `[${address}]` : address}:${port}`, paths };
+      });
   }
 
   /** Removes a route; closes the server once it has none left. */
@@ -92,7 +107,7 @@ export class HttpServers {
     server.keepAliveTimeout = 5_000;
     server.headersTimeout = 10_000;
     server.requestTimeout = 30_000;
-    entry = { server, routes, prefixes, listening: undefined };
+    entry = { server, routes, prefixes, listening: undefined, bound: undefined };
     this.entries.set(listen, entry);
     return entry;
   }

@@ -22,6 +22,7 @@ export interface StateTables {
   webhook_inbox: WebhookInboxTable;
   token_refresh_locks: TokenRefreshLocksTable;
   document_files: DocumentFilesTable;
+  daemon_owner: DaemonOwnerTable;
 }
 
 /** A load document whose file is stored (migration 0008; src/sync/document-files). */
@@ -165,7 +166,7 @@ export interface RunsTable {
   /** Records the run quarantined (migration 0005). */
   rejected: Generated<number>;
   error: string | null;
-  /** Where the checkpoint stood when the run finished (migration 0009); null for backfills and older runs. */
+  /** Where the checkpoint stood when the run finished (migration 0010); null for backfills and older runs. */
   checkpoint_at: string | null;
   /** Seconds between that checkpoint and the server clock at the end of the run. */
   lag_seconds: number | null;
@@ -246,6 +247,18 @@ export interface CustomerDirectoryTable {
   company_name: string | null;
   is_deleted: number;
   updated_at: string;
+}
+
+/** The `run` process owning the state store (migration 0009; src/state/stores/daemon-owner-store.ts). */
+export interface DaemonOwnerTable {
+  /** Always `daemon`: one row at most. */
+  name: string;
+  /** `host:pid:random`, unique per process. */
+  holder: string;
+  host: string;
+  pid: number;
+  started_at: string;
+  heartbeat_at: string;
 }
 
 export interface OutboxLeaseTable {

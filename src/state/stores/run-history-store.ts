@@ -89,6 +89,22 @@ export class RunHistoryStore {
     return row ? toRecord(row) : undefined;
   }
 
+  /**
+   * When each stream last finished a run without error, counting the runs that move its own
+   * checkpoint (`run`, `sync`, …) and not `backfill`, which re-reads a past range.
+   */
+  async lastSuccesses(): Promise<Array<{ stream: string; finishedAt: string }>> {
+    const rows = await this.db
+      .selectFrom('runs')
+      .select(['stream', (eb) => eb.fn.max('finished_at').as('finished_at')])
+      .where('status', '=', 'ok')
+      .where('command', '!=', 'backfill')
+      .where('finished_at', 'is not', null)
+      .groupBy('stream')
+      .execute();
+    return rows.filter((r) => r.finished_at !== null).map((r) => ({ stream: r.stream, finishedAt: String(r.finished_at) }));
+  }
+
   /** The newest runs, of one stream or all; `failedOnly`: runs that failed (the console's error list). */
   async recent(limit: number, filter: { stream?: string; failedOnly?: boolean } = {}): Promise<RunRecord[]> {
     let query = this.db.selectFrom('runs').selectAll();
