@@ -1,23 +1,17 @@
+import type { ConsoleRejectedEntry } from '../ops/console/console-data.js';
 import type { QuarantineRow } from '../state/stores/quarantine-store.js';
 import type { QuarantineKind } from '../state/tables.js';
 import { redeliver } from '../sync/redeliver.js';
 import type { AppContext } from './app-context.js';
 import { composeWebhookProcessor } from './compose-webhooks.js';
 
-/** One entry of the quarantine as `freight-sync rejected` shows it (the same vocabulary for all kinds). */
-export interface RejectedEntry {
-  id: number;
+/**
+ * One entry of the quarantine as `freight-sync rejected` shows it (the same vocabulary for all
+ * kinds): what the console lists (`ConsoleRejectedEntry`: id, kind, stream, key, sink, reason,
+ * attempts, first/last seen, next attempt), plus the batch and, in `show`, the record.
+ */
+export interface RejectedEntry extends ConsoleRejectedEntry {
   kind: QuarantineKind;
-  stream: string;
-  key: string;
-  /** The connector that refused it (kind `sink`). */
-  sink: string | null;
-  reason: string;
-  attempts: number;
-  firstSeenAt: string;
-  lastSeenAt: string;
-  /** When the next automatic re-delivery is due; null when there is none (api-schema, webhook). */
-  nextAttemptAt: string | null;
   batchId: string | null;
   /** The record as read (JSON), or the webhook body. Only in `show`. */
   raw?: unknown;

@@ -69,16 +69,20 @@ export interface ConsoleOutbox {
   recent: ConsoleOutboxEntry[];
 }
 
+/** A quarantined record or webhook event (`freight-sync rejected`'s entries are these and more). */
 export interface ConsoleRejectedEntry {
   id: number;
+  /** `api-schema`, `sink` or `webhook`. */
   kind: string;
   stream: string;
   key: string;
+  /** The connector that refused it (kind `sink`). */
   sink: string | null;
   reason: string;
   attempts: number;
   firstSeenAt: string;
   lastSeenAt: string;
+  /** When the next automatic re-delivery is due; null when there is none (api-schema, webhook). */
   nextAttemptAt: string | null;
 }
 
