@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import { ApiClient } from '../api/api-client.js';
+import { AuthHealth } from '../api/auth-health.js';
 import type { LoadedConfig } from '../config/load-config.js';
 import type { FreightSyncConfig } from '../config/types.js';
 import { createConnectors, type ConnectorSet } from '../plugins/create-connectors.js';
@@ -31,6 +32,7 @@ import { reconcileApp } from './reconcile.js';
 import { resolveStreams, type ResolvedStream } from './stream-settings.js';
 import { fileStoresFor, filesConnectorOf } from './file-stores.js';
 import { streamsSentTo } from './validate-deployment.js';
+import { composeNotifications, ReconcileResults } from './compose-notifications.js';
 
 /**
  * The composition root: the one place that constructs stores and services. `openApp` builds what
@@ -52,6 +54,8 @@ export interface AppContext {
   deps: StreamRunDeps;
   /** Prometheus metrics on a dedicated registry (served by the ops server in `run`). */
   metrics: OpsMetrics;
+  /** Whether the credentials last worked (notifications: authentication lost / recovered). */
+  authHealth: AuthHealth;
   sinksFor(stream: ResolvedStream): NamedSink[];
   close(): Promise<void>;
 }
@@ -86,6 +90,7 @@ export async function openApp(loaded: LoadedConfig, options: OpenAppOptions): Pr
     await migrateToLatest(db, { location: config.state.path });
     const stores = createStores(db);
     const metrics = new OpsMetrics();
+    const authHealth = new AuthHealth();
 
     const client = new ApiClient({
       baseUrl: config.api.baseUrl,
@@ -104,7 +109,7 @@ export async function openApp(loaded: LoadedConfig, options: OpenAppOptions): Pr
         maxDelayMs: config.api.retry.maxDelay,
       },
       userAgent: config.api.userAgent,
-      events: metrics.apiClientEvents(),
+      events: { ...metrics.apiClientEvents(), ...authHealth.events() },
     });
     cleanups.push(() => client.close());
 
@@ -146,6 +151,7 @@ export async function openApp(loaded: LoadedConfig, options: OpenAppOptions): Pr
       connectors,
       deps,
       metrics,
+      authHealth,
       sinksFor(stream) {
         return stream.sinks.map((name) => {
           const handle = connectors?.get(name);
@@ -230,7 +236,7 @@ export interface DaemonOptions {
 
 /**
  * The services of `freight-sync run`, in start order (they stop in reverse): the ops server first
- * (it answers during the whole drain), webhooks, outbound, and the stream scheduler last (it
+ * (it answers during the whole drain), notifications, webhooks, outbound, and the stream scheduler last (it
  * stops first, so no new batch starts while the others drain). Parts not configured are absent.
  */
 export function composeDaemonServices(app: AppContext, options: DaemonOptions): DaemonService[] {
@@ -257,6 +263,10 @@ export function composeDaemonServices(app: AppContext, options: DaemonOptions): 
       }),
     );
   }
+  const reconcileResults = new ReconcileResults();
+  // Started before the services that change state (it stops after them), after the ops server.
+  const notifications = composeNotifications(app, { stopSignal: options.stopSignal, abortSignal: options.abortSignal, reconcile: reconcileResults });
+  if (notifications) services.push(notifications);
   if (config.webhooks.enabled) {
     const processor = composeWebhookProcessor(app, supervision);
     services.push(
@@ -293,7 +303,10 @@ export function composeDaemonServices(app: AppContext, options: DaemonOptions): 
       reconcileService({
         schedule,
         run: (signal) => reconcileApp(app, { streams, days, repair, signal }),
-        onReport: (report) => app.metrics.recordReconcile(report),
+        onReport: (report) => {
+          app.metrics.recordReconcile(report);
+          reconcileResults.record(report);
+        },
         logger: app.logger.child({ component: 'reconcile' }),
         abortSignal: options.abortSignal,
       }),

@@ -21,6 +21,9 @@ import {
   type HttpConfig,
   type SupervisionConfig,
   type ReconcileConfig,
+  type NotificationsConfig,
+  type NotificationChannelConfig,
+  type NotificationRateLimit,
   RECONCILE_STREAM_NAMES,
 } from './types.js';
 
@@ -386,6 +389,74 @@ const reconcileSchema = z
     return out;
   });
 
+/* ---------------------------------------------------------------- notifications (run) */
+
+const notificationRateLimitSchema = z
+  .strictObject({ maxMessages: integerValue(1, 10_000).prefault(10), per: isoDuration().prefault('PT1H') })
+  .transform((r): NotificationRateLimit => ({ ...r }));
+
+const channelBase = { name: nonEmptyString(), rateLimit: notificationRateLimitSchema.optional() };
+
+const emailAddress = () => z.string().trim().regex(/^[^\s@]+@[^\s@]+$/, 'expected an e-mail address such as ops@example.com');
+
+const channelSchema = z.discriminatedUnion('type', [
+  z.strictObject({ ...channelBase, type: z.literal('webhook'), url: httpUrl(), headers: z.record(z.string(), z.string()).prefault({}) }),
+  z.strictObject({ ...channelBase, type: z.literal('slack'), url: httpUrl() }),
+  z.strictObject({
+    ...channelBase,
+    type: z.literal('email'),
+    smtp: z.strictObject({
+      host: nonEmptyString(),
+      port: integerValue(1, 65_535).prefault(587),
+      secure: booleanValue().prefault(false),
+      username: nonEmptyString().optional(),
+      password: nonEmptyString().optional(),
+    }),
+    from: emailAddress(),
+    to: z.array(emailAddress()).min(1),
+  }),
+]);
+
+const notificationsSchema = z
+  .strictObject({
+    channels: z.array(channelSchema).prefault([]),
+    interval: isoDuration().prefault('PT30S'),
+    streamFailures: integerValue(1, 1000).prefault(3),
+    lagThreshold: isoDuration().optional(),
+    rateLimit: notificationRateLimitSchema.prefault({}),
+    deliveryAttempts: integerValue(1, 100).prefault(3),
+    deliveryTimeout: isoDuration().prefault('PT10S'),
+  })
+  .transform((n, ctx): NotificationsConfig => {
+    const names = new Set<string>();
+    n.channels.forEach((channel, index) => {
+      if (names.has(channel.name)) ctx.addIssue({ code: 'custom', path: ['channels', index, 'name'], message: `channel name ${channel.name} is used twice` });
+      names.add(channel.name);
+    });
+    const channels = n.channels.map((c): NotificationChannelConfig => {
+      const { rateLimit, ...rest } = c;
+      let channel: NotificationChannelConfig;
+      if (rest.type === 'email') {
+        const { username, password, ...smtp } = rest.smtp;
+        channel = { ...rest, smtp: { ...smtp, ...(username === undefined ? {} : { username }), ...(password === undefined ? {} : { password }) } };
+      } else {
+        channel = rest;
+      }
+      if (rateLimit !== undefined) channel.rateLimit = rateLimit;
+      return channel;
+    });
+    const out: NotificationsConfig = {
+      channels,
+      interval: n.interval,
+      streamFailures: n.streamFailures,
+      rateLimit: n.rateLimit,
+      deliveryAttempts: n.deliveryAttempts,
+      deliveryTimeout: n.deliveryTimeout,
+    };
+    if (n.lagThreshold !== undefined) out.lagThreshold = n.lagThreshold;
+    return out;
+  });
+
 /* ---------------------------------------------------------------- root */
 
 /**
@@ -404,6 +475,7 @@ export const configSchema: z.ZodType<FreightSyncConfig> = z.strictObject({
   http: httpSchema.prefault({}),
   supervision: supervisionSchema.prefault({}),
   reconcile: reconcileSchema.prefault({}),
+  notifications: notificationsSchema.prefault({}),
 });
 
 /** What the config file may contain before validation (loose: zod reports what is wrong). */

@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { StateTables } from '../tables.js';
 import { CheckpointStore } from './checkpoint-store.js';
 import { CustomerDirectoryStore } from './customer-directory-store.js';
+import { NotificationStore } from './notification-store.js';
 import { OutboxStore } from './outbox-store.js';
 import { QuarantineStore } from './quarantine-store.js';
 import { RunHistoryStore } from './run-history-store.js';
@@ -13,6 +14,7 @@ import { WebhookInboxStore } from './webhook-inbox-store.js';
 
 export { CheckpointStore, type CheckpointEntry, type StateExecutor } from './checkpoint-store.js';
 export { CustomerDirectoryStore } from './customer-directory-store.js';
+export { NotificationStore, type OpenCondition } from './notification-store.js';
 export { OutboxStore } from './outbox-store.js';
 export { QuarantineStore } from './quarantine-store.js';
 export { RunHistoryStore } from './run-history-store.js';
@@ -40,6 +42,8 @@ export interface StateStores {
   readonly webhookInbox: WebhookInboxStore;
   /** Records that did not land (API schema, sink refusals, failed webhook events): the one quarantine. */
   readonly quarantine: QuarantineStore;
+  /** Conditions the notifier announced and has not seen clear (src/notify). */
+  readonly notifications: NotificationStore;
   /** Runs `work` in one transaction; the stores it receives write inside it. */
   transaction<T>(work: (stores: StateStores) => Promise<T>): Promise<T>;
   /** A trivial query: the readiness probe of the state database. */
@@ -58,6 +62,7 @@ export function createStores(db: Kysely<StateTables>): StateStores {
     directory: new CustomerDirectoryStore(db),
     webhookInbox: new WebhookInboxStore(db),
     quarantine: new QuarantineStore(db),
+    notifications: new NotificationStore(db),
     transaction: (work) => db.transaction().execute((trx) => work(createStores(trx))),
     ping: async () => void (await sql`select 1`.execute(db)),
   };

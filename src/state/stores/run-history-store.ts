@@ -80,6 +80,32 @@ export class RunHistoryStore {
     return row ? toRecord(row) : undefined;
   }
 
+  /** The newest finished runs of one stream (ok or failed; aborted and running ones are no verdict), newest first. */
+  async lastVerdicts(stream: string, limit: number): Promise<RunRecord[]> {
+    const rows = await this.db
+      .selectFrom('runs')
+      .selectAll()
+      .where('stream', '=', stream)
+      .where('status', 'in', ['ok', 'failed'])
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .execute();
+    return rows.map(toRecord);
+  }
+
+  /** When the stream last finished a run successfully (ISO), if it ever did. */
+  async lastSuccessAt(stream: string): Promise<string | undefined> {
+    const row = await this.db
+      .selectFrom('runs')
+      .select('finished_at')
+      .where('stream', '=', stream)
+      .where('status', '=', 'ok')
+      .orderBy('id', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    return row?.finished_at ?? undefined;
+  }
+
   async recent(limit: number): Promise<RunRecord[]> {
     const rows = await this.db.selectFrom('runs').selectAll().orderBy('id', 'desc').limit(limit).execute();
     return rows.map(toRecord);
