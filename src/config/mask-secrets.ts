@@ -20,7 +20,17 @@ function isSecretPath(path: string, key: string): boolean {
   return isSecretKey(key) || WHOLLY_SECRET_PATHS.some((pattern) => pattern.test(path));
 }
 
+/** A secret URL keeps its origin (where it points is useful and not secret) and loses the rest. */
+function maskWholeUrl(value: string): string {
+  try {
+    return `${new URL(value).origin}/${SECRET_MASK}`;
+  } catch {
+    return SECRET_MASK;
+  }
+}
+
 function mask(value: unknown, underSecretKey: boolean, path: string): unknown {
+  if (underSecretKey && typeof value === 'string' && WHOLLY_SECRET_PATHS.some((pattern) => pattern.test(path))) return maskWholeUrl(value);
   if (underSecretKey && value !== null && value !== undefined) return SECRET_MASK;
   if (Array.isArray(value)) return value.map((item, index) => mask(item, false, `${path}.${index}`));
   if (value !== null && typeof value === 'object') {

@@ -395,25 +395,39 @@ const notificationRateLimitSchema = z
   .strictObject({ maxMessages: integerValue(1, 10_000).prefault(10), per: isoDuration().prefault('PT1H') })
   .transform((r): NotificationRateLimit => ({ ...r }));
 
-const channelBase = { name: nonEmptyString(), rateLimit: notificationRateLimitSchema.optional() };
+const channelBase = {
+  name: nonEmptyString().meta({ description: 'Channel name, used in logs and the freight_sync_notifications_total metric.' }),
+  rateLimit: notificationRateLimitSchema.optional().meta({ description: 'Overrides notifications.rateLimit for this channel.' }),
+};
 
 const emailAddress = () => z.string().trim().regex(/^[^\s@]+@[^\s@]+$/, 'expected an e-mail address such as ops@example.com');
 
 const channelSchema = z.discriminatedUnion('type', [
-  z.strictObject({ ...channelBase, type: z.literal('webhook'), url: httpUrl(), headers: z.record(z.string(), z.string()).prefault({}) }),
-  z.strictObject({ ...channelBase, type: z.literal('slack'), url: httpUrl() }),
   z.strictObject({
     ...channelBase,
-    type: z.literal('email'),
-    smtp: z.strictObject({
-      host: nonEmptyString(),
-      port: integerValue(1, 65_535).prefault(587),
-      secure: booleanValue().prefault(false),
-      username: nonEmptyString().optional(),
-      password: nonEmptyString().optional(),
-    }),
-    from: emailAddress(),
-    to: z.array(emailAddress()).min(1),
+    type: z.literal('webhook').meta({ description: 'A generic JSON webhook: each message is POSTed as JSON.' }),
+    url: httpUrl().meta({ description: 'Receiver URL (secret: masked in output, scrubbed from logs).' }),
+    headers: z.record(z.string(), z.string()).prefault({}).meta({ description: 'Extra request headers, e.g. Authorization.' }),
+  }),
+  z.strictObject({
+    ...channelBase,
+    type: z.literal('slack').meta({ description: 'A Slack-compatible incoming webhook: POSTs { text, blocks }.' }),
+    url: httpUrl().meta({ description: 'Incoming-webhook URL (secret: its token is in the path).' }),
+  }),
+  z.strictObject({
+    ...channelBase,
+    type: z.literal('email').meta({ description: 'E-mail over SMTP.' }),
+    smtp: z
+      .strictObject({
+        host: nonEmptyString().meta({ description: 'SMTP server.' }),
+        port: integerValue(1, 65_535).prefault(587),
+        secure: booleanValue().prefault(false).meta({ description: 'true: TLS from the first byte (port 465); false: STARTTLS when offered.' }),
+        username: nonEmptyString().optional().meta({ description: 'SMTP user.' }),
+        password: nonEmptyString().optional().meta({ description: 'SMTP password (secret).' }),
+      })
+      .meta({ description: 'The SMTP server messages are sent through.' }),
+    from: emailAddress().meta({ description: 'Sender address.' }),
+    to: z.array(emailAddress()).min(1).meta({ description: 'Recipient addresses.' }),
   }),
 ]);
 
