@@ -6,6 +6,7 @@ import type { SimulatorHandle } from '../../src/simulator/index.js';
 import { freePort, startDaemon, type RunningDaemon } from '../helpers/daemon-harness.js';
 import { startSmtpSink, startWebhookReceiver, type ReceivedMail, type ReceivedPost } from '../helpers/notification-receivers.js';
 import { pullConfig, startSim, tempDir } from '../helpers/pull-harness.js';
+import { retrieveToken } from './simulator-helpers.js';
 
 async function waitFor(check: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
   const deadline = Date.now() + ms;
@@ -142,5 +143,49 @@ describe('notifications from `run`', () => {
     const failing = receiver.posts.find((p) => String(p.body['title']).startsWith('Stream failing'))!;
     expect(String((failing.body['items'] as Array<{ summary: string }>)[0]!.summary)).toMatch(/failed 3 run\(s\) in a row/);
     expect(smtp.mails.find((m) => m.subject.includes('dead letter'))!.raw).toContain(`http://${cfg.http.listen}/console/outbox`);
+  });
+
+  it('authentication lost: a brokerage refresh token that no longer works is announced once, linking to the console', async () => {
+    const brokerage = await startSim({ variant: 'brokerage', loads: 10, customers: 5, consignees: 5, accessTokenTtlMs: 60_000 });
+    try {
+      const dir = tempDir('notifications-auth');
+      const { access, refresh } = await retrieveToken(brokerage);
+      const cfg = pullConfig({
+        sim: brokerage,
+        dir,
+        streams: ['loads'],
+        streamSettings: { schedule: '* * * * * *' },
+        raw: {
+          api: {
+            variant: 'brokerage',
+            baseUrl: brokerage.baseUrl,
+            // Pre-issued tokens only: once the refresh token dies there is no way back in.
+            auth: { accessToken: access, refreshToken: refresh },
+            rateLimit: { requestsPerSecond: 2000, maxInFlight: 4, adaptive: true },
+            retry: { maxAttempts: 1, baseDelay: 'PT0.02S', maxDelay: 'PT0.05S', maxElapsed: 'PT5S' },
+            timeout: 'PT5S',
+          },
+          http: { listen: `127.0.0.1:${await freePort()}` },
+          notifications: { interval: 'PT0.2S', channels: [{ name: 'auth-hook', type: 'webhook', url: receiver.url('/auth-hook') }] },
+        },
+      });
+      const daemon = await startDaemon(cfg, dir, { runOnStart: true });
+      try {
+        const titles = () => webhookTitles(receiver.posts, '/auth-hook');
+        // The refresh tokens are revoked and the access token expires (server clock moved past it).
+        brokerage.revokeRefreshTokens();
+        brokerage.advance(120_000);
+        await waitFor(() => titles().includes('opened Authentication lost: api'), 60_000, 'the authentication-lost webhook');
+        await moreEvaluations(daemon, 5);
+        expect(titles().filter((t) => t.includes('Authentication lost'))).toEqual(['opened Authentication lost: api']);
+        const post = receiver.posts.find((p) => p.path === '/auth-hook' && String(p.body['title']).startsWith('Authentication lost'))!;
+        expect(post.body['link']).toBe(`http://${cfg.http.listen}/console/`);
+        expect(JSON.stringify(post.body)).toMatch(/refresh token was rejected/);
+      } finally {
+        await daemon.stop();
+      }
+    } finally {
+      await brokerage.close();
+    }
   });
 });
