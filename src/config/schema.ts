@@ -400,7 +400,7 @@ const channelBase = {
   rateLimit: notificationRateLimitSchema.optional().meta({ description: 'Overrides notifications.rateLimit for this channel.' }),
 };
 
-const emailAddress = () => z.string().trim().regex(/^[^\s@]+@[^\s@]+$/, 'expected an e-mail address such as ops@example.com');
+const emailAddress = () => z.string().trim().refine((value) => /^[^\s@]+@[^\s@]+$/.test(value), { message: 'expected an e-mail address such as ops@example.com' });
 
 const channelSchema = z.discriminatedUnion('type', [
   z.strictObject({

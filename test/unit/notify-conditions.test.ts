@@ -93,3 +93,23 @@ describe('channel delivery failures', () => {
     }
   });
 });
+
+describe('notifications config', () => {
+  it('names the channel field at fault', () => {
+    const problems = (channels: unknown[]) => {
+      try {
+        parseConfig({ ...minimalRaw(), notifications: { channels } });
+        return '';
+      } catch (error) {
+        return (error as Error).message;
+      }
+    };
+    expect(problems([{ name: 'a', type: 'teams', url: 'https://x.example.com' }])).toMatch(/notifications\.channels\[0\]\.type: .*'webhook' \| 'slack' \| 'email'/);
+    const email = problems([{ name: 'm', type: 'email', smtp: {}, from: 'nope', to: [] }]);
+    expect(email).toMatch(/notifications\.channels\[0\]\.smtp\.host: is required/);
+    expect(email).toMatch(/notifications\.channels\[0\]\.from: expected an e-mail address such as ops@example.com/);
+    expect(problems([{ name: 'a', type: 'slack', url: 'https://x.example.com/1' }, { name: 'a', type: 'slack', url: 'https://x.example.com/2' }])).toMatch(
+      /notifications\.channels\[1\]\.name: channel name a is used twice/,
+    );
+  });
+});
