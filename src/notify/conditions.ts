@@ -12,8 +12,6 @@ export interface Condition {
   subject: string;
   /** One line for the operator, e.g. `stream loads failed 3 runs in a row: HTTP 500 …`. */
   summary: string;
-  /** Console page (path under `/console/`) that shows it. */
-  page: string;
 }
 
 export function conditionKey(kind: string, subject: string): string {

@@ -20,3 +20,20 @@ export const CONSOLE_PAGES = {
   webhooks: 'webhooks',
   runs: 'runs',
 } as const;
+
+/** The console page that shows a condition, from its kind and subject (a stream, an outbox id, `<stream>/<kind>`…). */
+export function pageOfCondition(kind: string, subject: string): string {
+  switch (kind) {
+    case 'stream-failing':
+    case 'stream-lagging':
+      return CONSOLE_PAGES.stream(subject);
+    case 'reconcile-differences':
+      return CONSOLE_PAGES.stream(subject.split('/')[0] ?? subject);
+    case 'dead-letter':
+      return CONSOLE_PAGES.outbox;
+    case 'rejected-records':
+      return subject.endsWith('/webhook') ? CONSOLE_PAGES.webhooks : CONSOLE_PAGES.rejected;
+    default:
+      return CONSOLE_PAGES.overview;
+  }
+}

@@ -1,5 +1,4 @@
 import type { Condition, Observation } from './conditions.js';
-import { CONSOLE_PAGES } from './console-link.js';
 
 /** The state the notifier reads: the same stores the CLI (`status`, `outbox`, `rejected`) reads. */
 export interface ConditionSources {
@@ -37,7 +36,7 @@ export async function evaluateConditions(sources: ConditionSources, settings: Ev
   if (auth.state !== 'unknown') {
     observations.push({
       kind: 'auth-lost',
-      open: auth.state === 'lost' ? [{ kind: 'auth-lost', subject: 'api', summary: `authentication lost: ${oneLine(auth.message)}`, page: CONSOLE_PAGES.overview }] : [],
+      open: auth.state === 'lost' ? [{ kind: 'auth-lost', subject: 'api', summary: `authentication lost: ${oneLine(auth.message)}` }] : [],
     });
   }
   const reconcile = sources.reconcile();
@@ -50,7 +49,6 @@ export async function evaluateConditions(sources: ConditionSources, settings: Ev
           kind: 'reconcile-differences' as const,
           subject: `${r.stream}/${r.sink}`,
           summary: `reconcile found ${r.differences} difference(s) between the API and sink ${r.sink} for ${r.stream}${r.sample.length > 0 ? `, e.g. ${r.sample.map(oneLine).join('; ')}` : ''}`,
-          page: CONSOLE_PAGES.stream(r.stream),
         })),
     });
   }
@@ -67,7 +65,6 @@ async function failingStreams(sources: ConditionSources, threshold: number): Pro
       kind: 'stream-failing',
       subject: stream,
       summary: `stream ${stream} failed ${threshold} run(s) in a row${error ? `: ${oneLine(error)}` : ''}`,
-      page: CONSOLE_PAGES.stream(stream),
     });
   }
   return open;
@@ -85,7 +82,6 @@ async function laggingStreams(sources: ConditionSources, thresholdMs: number, no
       kind: 'stream-lagging',
       subject: stream,
       summary: `stream ${stream} has had no successful run since ${last} (${Math.round(lagMs / 60_000)} min ago)`,
-      page: CONSOLE_PAGES.stream(stream),
     });
   }
   return open;
@@ -96,7 +92,6 @@ async function deadLetters(sources: ConditionSources): Promise<Condition[]> {
     kind: 'dead-letter' as const,
     subject: String(row.id),
     summary: `outbound command #${row.id} (${row.kind} ${row.erp_key}) is a dead letter${row.last_error ? `: ${oneLine(row.last_error)}` : ''}`,
-    page: CONSOLE_PAGES.outbox,
   }));
 }
 
@@ -110,7 +105,6 @@ async function rejectedRecords(sources: ConditionSources): Promise<Condition[]> 
         c.kind === 'webhook'
           ? `${c.count} webhook event(s) for ${c.stream} failed and are parked`
           : `${c.count} ${c.stream} record(s) rejected (${c.kind === 'sink' ? 'refused by a sink' : 'failed the API schema'})`,
-      page: c.kind === 'webhook' ? CONSOLE_PAGES.webhooks : CONSOLE_PAGES.rejected,
     }));
 }
 

@@ -1,5 +1,5 @@
 import type { Condition, ConditionKind } from './conditions.js';
-import { CONSOLE_PAGES, consoleLink } from './console-link.js';
+import { CONSOLE_PAGES, consoleLink, pageOfCondition } from './console-link.js';
 import type { AnnouncedCondition } from './transitions.js';
 
 export type NotificationEvent = 'opened' | 'recovered' | 'summary';
@@ -40,14 +40,14 @@ function kindTitle(kind: string): string {
  * are one message listing the three, not three messages.
  */
 export function buildMessages(
-  change: { opened: readonly Condition[]; recovered: readonly AnnouncedCondition[]; pageOf: (key: string) => string },
+  change: { opened: readonly Condition[]; recovered: readonly AnnouncedCondition[] },
   baseUrl: string,
   at: Date,
 ): NotificationMessage[] {
   const items: NotificationItem[] = [
-    ...change.opened.map((c): NotificationItem => ({ event: 'opened', kind: c.kind, subject: c.subject, summary: c.summary, link: consoleLink(baseUrl, c.page) })),
+    ...change.opened.map((c): NotificationItem => ({ event: 'opened', kind: c.kind, subject: c.subject, summary: c.summary, link: consoleLink(baseUrl, pageOfCondition(c.kind, c.subject)) })),
     ...change.recovered.map(
-      (r): NotificationItem => ({ event: 'recovered', kind: r.kind, subject: r.subject, summary: `recovered: ${r.summary}`, link: consoleLink(baseUrl, change.pageOf(r.key)) }),
+      (r): NotificationItem => ({ event: 'recovered', kind: r.kind, subject: r.subject, summary: `recovered: ${r.summary}`, link: consoleLink(baseUrl, pageOfCondition(r.kind, r.subject)) }),
     ),
   ];
   const groups = new Map<string, NotificationItem[]>();
@@ -66,23 +66,6 @@ export function buildMessages(
       at: at.toISOString(),
     };
   });
-}
-
-/** The page of a recovered condition (its row keeps no page: derived from kind and subject). */
-export function pageOfCondition(kind: string, subject: string): string {
-  switch (kind) {
-    case 'stream-failing':
-    case 'stream-lagging':
-      return CONSOLE_PAGES.stream(subject);
-    case 'reconcile-differences':
-      return CONSOLE_PAGES.stream(subject.split('/')[0] ?? subject);
-    case 'dead-letter':
-      return CONSOLE_PAGES.outbox;
-    case 'rejected-records':
-      return subject.endsWith('/webhook') ? CONSOLE_PAGES.webhooks : CONSOLE_PAGES.rejected;
-    default:
-      return CONSOLE_PAGES.overview;
-  }
 }
 
 /** One message standing for messages the rate limit held back: nothing is dropped silently. */

@@ -3,7 +3,7 @@ import type { NotificationChannel } from './channels/channel.js';
 import { conditionKey } from './conditions.js';
 import { deliver, type DeliverySettings } from './deliver.js';
 import { evaluateConditions, type ConditionSources } from './evaluate-conditions.js';
-import { buildMessages, pageOfCondition, summaryMessage, type NotificationMessage } from './notification-message.js';
+import { buildMessages, summaryMessage, type NotificationMessage } from './notification-message.js';
 import { ChannelRateLimiter, type RateLimitSettings } from './rate-limit.js';
 import { diffConditions, type AnnouncedCondition } from './transitions.js';
 
@@ -53,7 +53,7 @@ export class Notifier {
         opened: opened.map((c) => ({ key: conditionKey(c.kind, c.subject), kind: c.kind, subject: c.subject, summary: c.summary, opened_at: now.toISOString() })),
         closed: recovered.map((r) => r.key),
       });
-      messages = buildMessages({ opened, recovered, pageOf: (key) => pageOfKey(recovered, key) }, this.deps.consoleBaseUrl, now);
+      messages = buildMessages({ opened, recovered }, this.deps.consoleBaseUrl, now);
       for (const message of messages) this.deps.logger.info({ event: message.event, items: message.items.length }, `notification: ${message.title}`);
     }
     await this.dispatch(messages, signal, false);
@@ -90,7 +90,3 @@ export class Notifier {
   }
 }
 
-function pageOfKey(recovered: readonly AnnouncedCondition[], key: string): string {
-  const row = recovered.find((r) => r.key === key);
-  return row ? pageOfCondition(row.kind, row.subject) : '';
-}

@@ -29,12 +29,12 @@ describe('evaluateConditions', () => {
 
   it('failing after N failed runs in a row, lagging past the threshold, rejected records per stream and kind', async () => {
     const observations = await evaluateConditions(sources(), { streamFailures: 3, lagThresholdMs: 2 * 3_600_000, now });
-    const open = Object.fromEntries(observations.map((o) => [o.kind, o.open.map((c) => `${c.subject} -> ${c.page}: ${c.summary}`)]));
-    expect(open['stream-failing']).toEqual(['loads -> streams/loads: stream loads failed 3 run(s) in a row: HTTP 500 at line 2']);
-    expect(open['stream-lagging']).toEqual(['invoices -> streams/invoices: stream invoices has had no successful run since 2026-01-01T00:00:00.000Z (180 min ago)']);
+    const open = Object.fromEntries(observations.map((o) => [o.kind, o.open.map((c) => `${c.subject}: ${c.summary}`)]));
+    expect(open['stream-failing']).toEqual(['loads: stream loads failed 3 run(s) in a row: HTTP 500 at line 2']);
+    expect(open['stream-lagging']).toEqual(['invoices: stream invoices has had no successful run since 2026-01-01T00:00:00.000Z (180 min ago)']);
     expect(open['rejected-records']).toEqual([
-      'loads/sink -> rejected: 2 loads record(s) rejected (refused by a sink)',
-      'loads/webhook -> webhooks: 1 webhook event(s) for loads failed and are parked',
+      'loads/sink: 2 loads record(s) rejected (refused by a sink)',
+      'loads/webhook: 1 webhook event(s) for loads failed and are parked',
     ]);
     // Nothing known about auth or reconcile yet: those kinds are not evaluated (not "recovered").
     expect(observations.map((o) => o.kind)).not.toContain('auth-lost');

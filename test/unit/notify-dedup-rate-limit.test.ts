@@ -12,7 +12,7 @@ import type { StateTables } from '../../src/state/tables.js';
 import { silentLogger } from '../../src/util/logger.js';
 import { freshStateDatabase } from '../helpers/state-db.js';
 
-const failing = (stream: string): Condition => ({ kind: 'stream-failing', subject: stream, summary: `stream ${stream} failed`, page: `streams/${stream}` });
+const failing = (stream: string): Condition => ({ kind: 'stream-failing', subject: stream, summary: `stream ${stream} failed` });
 
 function message(title: string): NotificationMessage {
   return { event: 'opened', title, items: [], link: 'http://x/console/', at: new Date(0).toISOString() };
@@ -66,7 +66,7 @@ describe('ChannelRateLimiter', () => {
 describe('buildMessages', () => {
   it('groups what opened together by kind and links each to its console page', () => {
     const messages = buildMessages(
-      { opened: [failing('loads'), failing('invoices'), { kind: 'dead-letter', subject: '7', summary: 'dead', page: 'outbox' }], recovered: [], pageOf: () => '' },
+      { opened: [failing('loads'), failing('invoices'), { kind: 'dead-letter', subject: '7', summary: 'dead' }], recovered: [] },
       'https://sync.example.com',
       new Date(0),
     );
@@ -75,6 +75,24 @@ describe('buildMessages', () => {
       ['Outbound dead letter: 7', 'https://sync.example.com/console/outbox'],
     ]);
     expect(messages[0]!.items.map((i) => i.link)).toEqual(['https://sync.example.com/console/streams/loads', 'https://sync.example.com/console/streams/invoices']);
+  });
+
+  it('links every kind to its console page, recovered ones too', () => {
+    const opened: Condition[] = [
+      { kind: 'rejected-records', subject: 'loads/sink', summary: 'r' },
+      { kind: 'rejected-records', subject: 'loads/webhook', summary: 'w' },
+      { kind: 'reconcile-differences', subject: 'invoices/erp', summary: 'd' },
+      { kind: 'auth-lost', subject: 'api', summary: 'a' },
+    ];
+    const recovered = [{ key: 'stream-lagging:bills', kind: 'stream-lagging', subject: 'bills', summary: 'lag', opened_at: 'then' }];
+    const links = buildMessages({ opened, recovered }, 'http://127.0.0.1:9090', new Date(0)).flatMap((m) => m.items.map((i) => i.link));
+    expect(links).toEqual([
+      'http://127.0.0.1:9090/console/rejected',
+      'http://127.0.0.1:9090/console/webhooks',
+      'http://127.0.0.1:9090/console/streams/invoices',
+      'http://127.0.0.1:9090/console/',
+      'http://127.0.0.1:9090/console/streams/bills',
+    ]);
   });
 });
 
