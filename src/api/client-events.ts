@@ -25,3 +25,23 @@ export interface ApiClientStats {
   rateLimited: number;
   rateWaitMs: number;
 }
+
+/** One set of handlers that calls each of `sets` in turn (metrics and reachability both listen). */
+export function combineClientEvents(...sets: readonly ApiClientEvents[]): ApiClientEvents {
+  const each =
+    <K extends keyof ApiClientEvents>(key: K) =>
+    (event: Parameters<NonNullable<ApiClientEvents[K]>>[0]): void => {
+      for (const set of sets) (set[key] as ((e: typeof event) => void) | undefined)?.(event);
+    };
+  return {
+    onResponse: each('onResponse'),
+    onNetworkError: each('onNetworkError'),
+    onRetry: each('onRetry'),
+    onRateLimited: each('onRateLimited'),
+    onTokenRefresh: each('onTokenRefresh'),
+    onAuthenticated: () => {
+      for (const set of sets) set.onAuthenticated?.();
+    },
+    onAuthFailed: each('onAuthFailed'),
+  };
+}

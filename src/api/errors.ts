@@ -98,7 +98,10 @@ export class ApiRetriesExhaustedError extends FreightSyncError {
   readonly lastError: unknown;
 
   constructor(endpoint: EndpointRef, attempts: number, elapsedMs: number, lastError: unknown) {
-    const last = lastError instanceof Error ? lastError.message : String(lastError);
+    // The last failure usually starts with the same `METHOD /route: `; name the endpoint once.
+    const prefix = `${describeEndpoint(endpoint)}: `;
+    const lastMessage = lastError instanceof Error ? lastError.message : String(lastError);
+    const last = lastMessage.startsWith(prefix) ? lastMessage.slice(prefix.length) : lastMessage;
     super(
       'API_RETRIES_EXHAUSTED',
       scrubSecrets(`${describeEndpoint(endpoint)} gave up after ${attempts} attempts in ${Math.round(elapsedMs / 1000)} s: ${last}`),

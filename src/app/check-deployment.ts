@@ -64,7 +64,8 @@ export async function checkDeployment(deployment: ValidatedDeployment, options: 
       } else {
         rows.push(await timed('stream', stream.definition.name, async () => {
           const result = await probe(client, options.signal);
-          return `${result.endpoint}: answered (${result.records} record${result.records === 1 ? '' : 's'} in a 1-record probe)`;
+          const records = result.items.length;
+          return `${result.endpoint}: answered (${records} record${records === 1 ? '' : 's'} in a 1-record probe)`;
         }));
       }
     }

@@ -1,5 +1,7 @@
 import type { Kysely } from 'kysely';
 import { ApiClient } from '../api/api-client.js';
+import { combineClientEvents } from '../api/client-events.js';
+import { listLoadDocumentTypes } from '../api/endpoints/loads.js';
 import { AuthHealth } from '../api/auth-health.js';
 import type { LoadedConfig } from '../config/load-config.js';
 import type { FreightSyncConfig } from '../config/types.js';
@@ -10,6 +12,7 @@ import { createStores, type StateStores } from '../state/stores/index.js';
 import type { StateTables } from '../state/tables.js';
 import { UsageError } from '../util/errors.js';
 import { OpsMetrics } from '../ops/metrics.js';
+import { ApiReachability } from '../ops/api-reachability.js';
 import { HttpServers } from '../ops/http-servers.js';
 import { Readiness, type ReadinessCheck } from '../ops/readiness.js';
 import { opsHttpService } from '../ops/ops-service.js';
@@ -26,12 +29,15 @@ import type { Logger } from '../util/logger.js';
 import { WebhookProcessor, type WebhookStreamTarget } from '../webhooks/processor.js';
 import { webhookService } from '../webhooks/webhook-service.js';
 import type { DaemonService } from './daemon.js';
+import { readyLine } from './ready-line.js';
 import { schedulerService, StreamScheduler } from './stream-scheduler.js';
 import { reconcileService } from '../reconcile/reconcile-service.js';
 import { reconcileApp } from './reconcile.js';
 import { resolveStreams, type ResolvedStream } from './stream-settings.js';
 import { fileStoresFor, filesConnectorOf } from './file-stores.js';
 import { streamsSentTo } from './validate-deployment.js';
+import { buildInfo } from './build-info.js';
+import { daemonOwnershipService } from './daemon-ownership.js';
 import { composeNotifications, ReconcileResults } from './compose-notifications.js';
 
 /**
@@ -54,6 +60,8 @@ export interface AppContext {
   deps: StreamRunDeps;
   /** Prometheus metrics on a dedicated registry (served by the ops server in `run`). */
   metrics: OpsMetrics;
+  /** Whether the API answered recently, from the client's own traffic (`/readyz`). */
+  apiReachability: ApiReachability;
   /** Whether the credentials last worked (notifications: authentication lost / recovered). */
   authHealth: AuthHealth;
   sinksFor(stream: ResolvedStream): NamedSink[];
@@ -89,7 +97,8 @@ export async function openApp(loaded: LoadedConfig, options: OpenAppOptions): Pr
     cleanups.push(() => db.destroy());
     await migrateToLatest(db, { location: config.state.path });
     const stores = createStores(db);
-    const metrics = new OpsMetrics();
+    const metrics = new OpsMetrics({ build: buildInfo() });
+    const apiReachability = new ApiReachability();
     const authHealth = new AuthHealth();
 
     const client = new ApiClient({
@@ -109,7 +118,7 @@ export async function openApp(loaded: LoadedConfig, options: OpenAppOptions): Pr
         maxDelayMs: config.api.retry.maxDelay,
       },
       userAgent: config.api.userAgent,
-      events: { ...metrics.apiClientEvents(), ...authHealth.events() },
+      events: combineClientEvents(metrics.apiClientEvents(), apiReachability.events(), authHealth.events()),
     });
     cleanups.push(() => client.close());
 
@@ -131,11 +140,19 @@ export async function openApp(loaded: LoadedConfig, options: OpenAppOptions): Pr
       cleanups.push(() => set.close());
     }
 
-    const deps: StreamRunDeps = { stores, client, logger: options.logger, hooks: deliveryHooks(stores), files: fileStoresFor(streams, connectors) };
+    const deps: StreamRunDeps = {
+      stores,
+      client,
+      logger: options.logger,
+      hooks: deliveryHooks(stores),
+      files: fileStoresFor(streams, connectors),
+      onRunFinished: (summary) => metrics.recordRun(summary),
+    };
     metrics.bind({
       db,
       checkpoints: stores.checkpoints,
       quarantine: stores.quarantine,
+      runs: stores.runs,
       streams: streams.filter((s) => !s.definition.pushOnly).map((s) => s.definition.name),
       now: () => client.clock.now(),
       apiStats: client.stats,
@@ -151,6 +168,7 @@ export async function openApp(loaded: LoadedConfig, options: OpenAppOptions): Pr
       connectors,
       deps,
       metrics,
+      apiReachability,
       authHealth,
       sinksFor(stream) {
         return stream.sinks.map((name) => {
@@ -234,20 +252,28 @@ export interface DaemonOptions {
   supervision?: { maxConsecutiveFailures?: number; failurePauseMs?: { base: number; max: number } };
 }
 
+/** The services of `freight-sync run` (see composeDaemon). */
+export function composeDaemonServices(app: AppContext, options: DaemonOptions): DaemonService[] {
+  return composeDaemon(app, options).services;
+}
+
 /**
  * The services of `freight-sync run`, in start order (they stop in reverse): the ops server first
  * (it answers during the whole drain), notifications, webhooks, outbound, and the stream scheduler last (it
  * stops first, so no new batch starts while the others drain). Parts not configured are absent.
+ * `ready()` describes the started daemon in one line (addresses bound, first pass, streams).
  */
-export function composeDaemonServices(app: AppContext, options: DaemonOptions): DaemonService[] {
+export function composeDaemon(app: AppContext, options: DaemonOptions): { services: DaemonService[]; ready: () => ReturnType<typeof readyLine> } {
   const { config } = app;
   const supervision = options.supervision ?? supervisionOf(config);
   const services: DaemonService[] = [];
   const servers = new HttpServers(app.logger.child({ component: 'http' }));
+  // First to start, last to stop: the state is owned for the whole life of the daemon.
+  services.push(daemonOwnershipService(app.stores.daemonOwner, { statePath: config.state.path, logger: app.logger.child({ component: 'state-owner' }) }));
   if (config.http.enabled) {
     const checks: ReadinessCheck[] = [
       { name: 'state', cached: false, run: () => app.stores.ping() },
-      { name: 'api', cached: true, run: async (signal) => void (await app.client.tokens.accessToken(signal)) },
+      { name: 'api', cached: true, run: (signal) => apiReady(app, signal) },
       ...(app.connectors?.connectors ?? [])
         .filter((c) => typeof c.instance.check === 'function')
         .map((c) => ({ name: `connector:${c.name}`, cached: true, run: (signal: AbortSignal) => c.instance.check!(signal) })),
@@ -317,7 +343,15 @@ export function composeDaemonServices(app: AppContext, options: DaemonOptions): 
     { stopSignal: options.stopSignal, abortSignal: options.abortSignal, runOnStart: options.runOnStart, onRun: options.onRun },
   );
   services.push(schedulerService(scheduler));
-  return services;
+  const ready = () =>
+    readyLine({
+      streams: app.streams,
+      listening: servers.listening(),
+      ticks: scheduler.nextTicks(),
+      runOnStart: options.runOnStart,
+      outbound: config.outbound.enabled ? { sources: config.outbound.sources, pollIntervalMs: config.outbound.pollInterval } : null,
+    });
+  return { services, ready };
 }
 
 /** The webhook inbox processor, delivering to the app's streams (`run`, and `rejected retry` of parked events). */
@@ -337,6 +371,22 @@ export function composeWebhookProcessor(app: AppContext, supervision: NonNullabl
     app.stores.webhookInbox,
     { batchSize: app.config.webhooks.batchSize, maxAttempts: app.config.webhooks.maxAttempts, ...supervision },
   );
+}
+
+/**
+ * The `api` readiness check: a token can be had, and the API answered within
+ * `http.apiUnreachableAfter` — judged from the daemon's own traffic; when there was none for that
+ * long, one cheap call (`GET /load-document-type`) finds out. A 4xx answer counts as reachable.
+ */
+async function apiReady(app: AppContext, signal: AbortSignal): Promise<void> {
+  const windowMs = app.config.http.apiUnreachableAfter;
+  const idle = app.apiReachability.idleMs();
+  if (idle === undefined || idle >= windowMs / 2) {
+    // Its outcome reaches the reachability record through the client's events; a failure is judged below.
+    await listLoadDocumentTypes(app.client, signal).catch(() => undefined);
+  }
+  app.apiReachability.assertReachable(windowMs);
+  await app.client.tokens.accessToken(signal);
 }
 
 function supervisionOf(config: FreightSyncConfig): NonNullable<DaemonOptions['supervision']> {

@@ -27,6 +27,7 @@ export interface SchedulerOptions {
  */
 export class StreamScheduler {
   private readonly tasks: ScheduledTask[] = [];
+  private readonly taskOf = new Map<string, ScheduledTask>();
   private readonly running = new Map<string, Promise<void>>();
   readonly lastSummaries = new Map<string, StreamRunSummary>();
 
@@ -44,6 +45,7 @@ export class StreamScheduler {
         timezone: 'UTC',
       });
       this.tasks.push(task);
+      this.taskOf.set(stream.definition.name, task);
       if (this.options.runOnStart) this.trigger(stream, 'start');
     }
   }
@@ -69,12 +71,8 @@ export class StreamScheduler {
           stopSignal: this.options.stopSignal,
         });
         this.lastSummaries.set(name, summary);
+        // runStream logged the run's report line ("run finished").
         this.options.onRun?.(summary);
-        const level = summary.status === 'failed' ? 'error' : 'info';
-        this.deps.logger[level](
-          { stream: name, status: summary.status, delivered: summary.delivered, deletes: summary.deletes, pages: summary.pages, error: summary.error },
-          `stream ${name} ${summary.status}`,
-        );
       } catch (error) {
         this.deps.logger.error({ err: error, stream: name }, 'stream run crashed');
       } finally {
@@ -83,6 +81,13 @@ export class StreamScheduler {
     })();
     this.running.set(name, run);
     return true;
+  }
+
+  /** Each polled stream's next cron tick (UTC), once started; null when node-cron knows none. */
+  nextTicks(): Array<{ stream: string; schedule: string; at: Date | null }> {
+    return this.deps.streams
+      .filter((s) => this.taskOf.has(s.definition.name))
+      .map((s) => ({ stream: s.definition.name, schedule: s.settings.schedule, at: this.taskOf.get(s.definition.name)!.getNextRun() }));
   }
 
   isRunning(name: string): boolean {

@@ -14,7 +14,7 @@ const STREAM_DURATIONS = ['lookback', 'safetyLag', 'maxWindow', 'minWindow'] as 
 const OUTBOUND_DURATIONS = ['pollInterval', 'reconcileDelay'] as const satisfies readonly (keyof OutboundConfig)[];
 const BACKOFF_DURATIONS = ['base', 'max'] as const satisfies readonly (keyof OutboundConfig['backoff'])[];
 const WEBHOOK_DURATIONS = ['dedupeWindow', 'catchUpInterval', 'catchUpOverlap', 'catchUpMaxAge'] as const satisfies readonly (keyof WebhooksConfig)[];
-const HTTP_DURATIONS = ['readyCacheTtl', 'checkTimeout'] as const satisfies readonly (keyof HttpConfig)[];
+const HTTP_DURATIONS = ['readyCacheTtl', 'checkTimeout', 'apiUnreachableAfter'] as const satisfies readonly (keyof HttpConfig)[];
 const SUPERVISION_DURATIONS = ['pause', 'maxPause'] as const satisfies readonly (keyof SupervisionConfig)[];
 const NOTIFICATION_DURATIONS = ['interval', 'deliveryTimeout'] as const satisfies readonly (keyof NotificationsConfig)[];
 

@@ -359,6 +359,7 @@ const httpSchema = z
     listen: listenSchema.prefault('127.0.0.1:9090'),
     readyCacheTtl: isoDuration().prefault('PT30S'),
     checkTimeout: isoDuration().prefault('PT5S'),
+    apiUnreachableAfter: isoDuration().prefault('PT1M'),
   })
   .transform((http): HttpConfig => ({ ...http }));
 

@@ -160,6 +160,8 @@ export interface HttpConfig {
   readyCacheTtl: number;
   /** Milliseconds each readiness check may take. */
   checkTimeout: number;
+  /** Milliseconds of API network errors, timeouts and 5xx answers (nothing else) after which `/readyz` fails. */
+  apiUnreachableAfter: number;
 }
 
 /**

@@ -29,6 +29,7 @@ export type {
   StreamMapping,
 } from './mapping.js';
 export { META_COLUMNS, RAW_COLUMN } from './mapping.js';
+export { BOOLEAN, columnKind, INTEGER, JSON_DOCUMENT, LONG_TEXT, TEXT, TIMESTAMP, type ColumnKind } from './column-kinds.js';
 export {
   defineConnector,
   mappingRejections,

@@ -6,7 +6,8 @@ export interface ConditionSources {
   streams: readonly string[];
   runs: {
     lastVerdicts(stream: string, limit: number): Promise<Array<{ status: string; error: string | null }>>;
-    lastSuccessAt(stream: string): Promise<string | undefined>;
+    /** When each stream last finished a run without error (backfills do not count: they re-read the past). */
+    lastSuccesses(): Promise<Array<{ stream: string; finishedAt: string }>>;
   };
   outbox: { deadLetters(): Promise<Array<{ id: number; kind: string; erp_key: string; last_error: string | null }>> };
   quarantine: { counts(): Promise<Array<{ stream: string; kind: string; count: number }>> };
@@ -72,8 +73,9 @@ async function failingStreams(sources: ConditionSources, threshold: number): Pro
 
 async function laggingStreams(sources: ConditionSources, thresholdMs: number, now: Date): Promise<Condition[]> {
   const open: Condition[] = [];
+  const lastSuccess = new Map((await sources.runs.lastSuccesses()).map((s) => [s.stream, s.finishedAt]));
   for (const stream of sources.streams) {
-    const last = await sources.runs.lastSuccessAt(stream);
+    const last = lastSuccess.get(stream);
     // A stream that never succeeded is not "lagging": `stream-failing` speaks for it.
     if (last === undefined) continue;
     const lagMs = now.getTime() - Date.parse(last);

@@ -16,6 +16,8 @@ interface Entry {
   server: Server;
   routes: Map<string, RouteHandler>;
   listening: Promise<AddressInfo> | undefined;
+  /** Set once bound (port 0 resolved to the real port). */
+  bound: AddressInfo | undefined;
 }
 
 export function parseListen(listen: string): { host: string; port: number } {
@@ -49,10 +51,21 @@ export class HttpServers {
       entry.server.once('error', onError);
       entry.server.listen(port, host, () => {
         entry.server.off('error', onError);
-        resolve(entry.server.address() as AddressInfo);
+        entry.bound = entry.server.address() as AddressInfo;
+        resolve(entry.bound);
       });
     });
     return entry.listening;
+  }
+
+  /** Every bound server with its routes (for the line `run` prints when it is ready). */
+  listening(): Array<{ url: string; paths: string[] }> {
+    return [...this.entries.values()]
+      .filter((entry) => entry.bound !== undefined)
+      .map((entry) => {
+        const { address, family, port } = entry.bound!;
+        return { url: `http://${family === 'IPv6' ? `[${address}]` : address}:${port}`, paths: [...entry.routes.keys()] };
+      });
   }
 
   /** Removes a route; closes the server once it has none left. */
@@ -79,7 +92,7 @@ export class HttpServers {
     server.keepAliveTimeout = 5_000;
     server.headersTimeout = 10_000;
     server.requestTimeout = 30_000;
-    entry = { server, routes, listening: undefined };
+    entry = { server, routes, listening: undefined, bound: undefined };
     this.entries.set(listen, entry);
     return entry;
   }

@@ -4,6 +4,7 @@ import type { ApiClientEvents, ApiClientStats } from '../api/client-events.js';
 import type { RecordSink } from '../contracts/index.js';
 import type { CheckpointStore } from '../state/stores/checkpoint-store.js';
 import type { QuarantineStore } from '../state/stores/quarantine-store.js';
+import type { RunHistoryStore } from '../state/stores/run-history-store.js';
 import type { StateTables } from '../state/tables.js';
 import { cursorPosition } from '../sync/cursor-position.js';
 
@@ -24,6 +25,8 @@ export interface MetricsState {
   db: Kysely<StateTables>;
   checkpoints: CheckpointStore;
   quarantine: Pick<QuarantineStore, 'counts'>;
+  /** Run history: the last successful run of each stream (survives restarts, includes `sync` runs). */
+  runs: Pick<RunHistoryStore, 'lastSuccesses'>;
   /** Polled streams whose checkpoint lag is reported. */
   streams: readonly string[];
   /** Server time (the client's clock), so lag is not skewed by the local clock. */
@@ -138,6 +141,13 @@ export class OpsMetrics {
     registers: [this.registry],
   });
 
+  readonly runs = new Counter({
+    name: 'freight_sync_runs_total',
+    help: 'Stream runs finished by this process, by stream and outcome (ok, failed, stopped)',
+    labelNames: ['stream', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
   readonly reconcileDifferences = new Gauge({
     name: 'freight_sync_reconcile_differences',
     help: 'Differences the last reconcile found between a sink and the API, by stream, sink and kind (missing, stale, extra, unchecked)',
@@ -156,8 +166,29 @@ export class OpsMetrics {
     registers: [this.registry],
   });
 
-  constructor(options: { processMetrics?: boolean } = {}) {
+  constructor(options: { processMetrics?: boolean; build?: { version: string; node: string } } = {}) {
     const self = this;
+    const build = new Gauge({
+      name: 'freight_sync_build_info',
+      help: 'Always 1; labels carry the freight-sync version and the Node.js version running it',
+      labelNames: ['version', 'node'] as const,
+      registers: [this.registry],
+    });
+    build.set({ version: options.build?.version ?? 'unknown', node: options.build?.node ?? process.versions.node }, 1);
+    new Gauge({
+      name: 'freight_sync_last_success_timestamp_seconds',
+      help: 'When each stream last finished a run without error (Unix time, from the run history: survives restarts and counts sync runs; backfills excluded)',
+      labelNames: ['stream'] as const,
+      registers: [this.registry],
+      async collect() {
+        if (!self.state) return;
+        this.reset();
+        for (const { stream, finishedAt } of await self.state.runs.lastSuccesses()) {
+          const at = Date.parse(finishedAt);
+          if (!Number.isNaN(at)) this.set({ stream }, at / 1000);
+        }
+      },
+    });
     new Counter({
       name: 'freight_sync_api_rate_limit_wait_seconds_total',
       help: 'Time requests waited for the client-side rate budget',
@@ -277,6 +308,11 @@ export class OpsMetrics {
         return ack;
       },
     };
+  }
+
+  /** A stream run finished (StreamRunDeps.onRunFinished). */
+  recordRun(summary: { stream: string; status: string }): void {
+    this.runs.inc({ stream: summary.stream, outcome: summary.status });
   }
 
   /** The result of a reconcile, replacing the previous one's series. */

@@ -20,8 +20,9 @@ export interface ReadinessCheck {
 }
 
 /**
- * `/readyz`: the state database answers, API credentials are valid (an access token can be had —
- * the token manager's cached token, or a refresh/retrieve when it has none), and every sink
+ * `/readyz`: the state database answers, the API answered recently and its credentials are valid
+ * (ApiReachability from the client's own traffic, then an access token — the token manager's
+ * cached token, or a refresh/retrieve when it has none; see apiReady in compose.ts), and every sink
  * connector that has a `check()` passes it. Results of the API and sink checks are cached so a
  * probe every few seconds costs nothing; failures are cached too, so wrong credentials do not
  * turn probes into a request storm against the token endpoint.

@@ -2,19 +2,11 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import type { Kysely } from 'kysely';
 import type { StateTables } from '../state/tables.js';
+import { processAlive } from '../util/process-alive.js';
 import { OutboxBusyError } from './errors.js';
 
 const LEASE = 'dispatcher';
 const TTL_MS = 30_000;
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /**
  * One dispatcher per state database. Taken when free, expired, or held by a process of this host

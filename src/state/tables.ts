@@ -22,10 +22,11 @@ export interface StateTables {
   webhook_inbox: WebhookInboxTable;
   token_refresh_locks: TokenRefreshLocksTable;
   document_files: DocumentFilesTable;
+  daemon_owner: DaemonOwnerTable;
   notification_conditions: NotificationConditionsTable;
 }
 
-/** A condition the notifier announced and has not seen clear yet (migration 0009; src/notify). */
+/** A condition the notifier announced and has not seen clear yet (migration 0010; src/notify). */
 export interface NotificationConditionsTable {
   /** `<kind>:<subject>`, e.g. `stream-failing:loads`, `dead-letter:42`. */
   key: string;
@@ -254,6 +255,18 @@ export interface CustomerDirectoryTable {
   company_name: string | null;
   is_deleted: number;
   updated_at: string;
+}
+
+/** The `run` process owning the state store (migration 0009; src/state/stores/daemon-owner-store.ts). */
+export interface DaemonOwnerTable {
+  /** Always `daemon`: one row at most. */
+  name: string;
+  /** `host:pid:random`, unique per process. */
+  holder: string;
+  host: string;
+  pid: number;
+  started_at: string;
+  heartbeat_at: string;
 }
 
 export interface OutboxLeaseTable {

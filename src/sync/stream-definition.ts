@@ -68,6 +68,8 @@ export interface StreamDefinition<TCursor = unknown, TOptions = Record<string, u
   readonly cursorKind: 'updatedAt keyset' | 'updatedAt keyset (main), day windows (brokerage)' | 'updatedAt closed windows' | 'createdAt windows' | 'billing-date windows + change feed' | 'snapshot' | 'webhook push';
   /** Fed only by the webhook receiver (src/webhooks): the scheduler and sync passes skip it. */
   readonly pushOnly?: boolean;
+  /** What `key` reads, in words (`reference_number`), for docs and `discover`. */
+  readonly keyDescription: string;
   key(record: RawRecord): string;
   op(record: RawRecord): RecordOp;
   updatedAt(record: RawRecord): string | null;

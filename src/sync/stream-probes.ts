@@ -7,55 +7,70 @@ import { listChargeCodes, listLoadAudits, listLoadDocumentTypes, listLoads } fro
 import { listSupportMoves } from '../api/endpoints/support-moves.js';
 import { listWebhookEvents } from '../api/endpoints/webhook-events.js';
 import type { StreamName } from '../config/stream-names.js';
+import type { RawRecord } from './stream-definition.js';
+import { dynamicRateRecords } from './streams/customer-pricing.js';
 
-/** What a probe learned: the endpoint it called and how many records the answer held. */
+/** What a probe learned: the endpoint it called and the records the answer held (at most `limit`). */
 export interface ProbeResult {
   endpoint: string;
-  records: number;
+  items: RawRecord[];
+  /**
+   * True when `items` are records of the stream as it delivers them (mappable with its mapping);
+   * false when the stream builds its records from them with more calls (documentFiles: loads,
+   * whose documents it downloads).
+   */
+  streamRecords: boolean;
 }
 
-type Probe = (client: ApiClient, signal: AbortSignal) => Promise<ProbeResult>;
+type Probe = (client: ApiClient, signal: AbortSignal, limit?: number) => Promise<ProbeResult>;
 
 const DAY_MS = 86_400_000;
 const recent = (client: ApiClient, spanMs: number) => {
   const to = client.clock.now();
   return { from: new Date(to.getTime() - spanMs).toISOString(), to: to.toISOString() };
 };
+const found = (endpoint: string, items: readonly unknown[], limit: number): ProbeResult => ({
+  endpoint,
+  items: (items as RawRecord[]).slice(0, limit),
+  streamRecords: true,
+});
 
 /**
- * One cheap call per stream (`freight-sync check`): the endpoint the stream reads, one record at
- * most, so permissions and variant support are proven without a sync. Streams that read no
- * endpoint of their own (events and load documents come from the webhook inbox) have none.
+ * One cheap call per stream, the endpoint the stream reads with `limit` records at most (default
+ * 1): `freight-sync check` proves permissions and variant support with it, and `discover
+ * --sample N` shows what the records look like. Streams that read no endpoint of their own
+ * (events and load documents come from the webhook inbox) have none. Time-filtered endpoints look
+ * at a recent span only (invoices: billed in the last 30 days; audits: the last day).
  */
-const loadsProbe: Probe = async (client, signal) => ({ endpoint: 'GET /loads', records: (await listLoads(client, { skip: 0, limit: 1 }, signal)).items.length });
+const loadsProbe: Probe = async (client, signal, limit = 1) => found('GET /loads', (await listLoads(client, { skip: 0, limit }, signal)).items, limit);
 
 export const STREAM_PROBES: Readonly<Record<StreamName, Probe | null>> = {
   loads: loadsProbe,
-  invoices: async (client, signal) => {
+  invoices: async (client, signal, limit = 1) => {
     const { from, to } = recent(client, 30 * DAY_MS);
-    const page = await listInvoices(client, { skip: 0, limit: 1, billingFrom: from, billingTo: to }, signal);
-    return { endpoint: 'GET /invoices', records: page.items.length };
+    return found('GET /invoices', (await listInvoices(client, { skip: 0, limit, billingFrom: from, billingTo: to }, signal)).items, limit);
   },
-  bills: async (client, signal) => ({ endpoint: 'GET /bills', records: (await listBills(client, { skip: 0, limit: 1 }, signal)).items.length }),
-  supportMoves: async (client, signal) => ({ endpoint: 'GET /support-move', records: (await listSupportMoves(client, { skip: 0, limit: 1 }, signal)).items.length }),
-  loadAudits: async (client, signal) => {
+  bills: async (client, signal, limit = 1) => found('GET /bills', (await listBills(client, { skip: 0, limit }, signal)).items, limit),
+  supportMoves: async (client, signal, limit = 1) => found('GET /support-move', (await listSupportMoves(client, { skip: 0, limit }, signal)).items, limit),
+  loadAudits: async (client, signal, limit = 1) => {
     const { from, to } = recent(client, DAY_MS);
-    return { endpoint: 'GET /audit/load', records: (await listLoadAudits(client, { createdAtFrom: from, createdAtTo: to, limit: 1 }, signal)).items.length };
+    return found('GET /audit/load', (await listLoadAudits(client, { createdAtFrom: from, createdAtTo: to, limit }, signal)).items, limit);
   },
-  customerAudits: async (client, signal) => {
+  customerAudits: async (client, signal, limit = 1) => {
     const { from, to } = recent(client, DAY_MS);
-    return { endpoint: 'GET /audit/customer', records: (await listCustomerAudits(client, { createdAtFrom: from, createdAtTo: to, limit: 1 }, signal)).items.length };
+    return found('GET /audit/customer', (await listCustomerAudits(client, { createdAtFrom: from, createdAtTo: to, limit }, signal)).items, limit);
   },
-  customers: async (client, signal) => ({ endpoint: 'GET /customer/', records: (await listCustomers(client, { skip: 0, limit: 1 }, signal)).items.length }),
-  consignees: async (client, signal) => ({ endpoint: 'GET /consignee/', records: (await listConsignees(client, { skip: 0, limit: 1 }, signal)).items.length }),
-  webhookEvents: async (client, signal) => ({ endpoint: 'GET /webhook/', records: (await listWebhookEvents(client, { skip: 0, limit: 1 }, signal)).items.length }),
-  chargeCodes: async (client, signal) => ({ endpoint: 'GET /get-charge-codes', records: (await listChargeCodes(client, signal)).items.length }),
-  loadDocumentTypes: async (client, signal) => ({ endpoint: 'GET /load-document-type', records: (await listLoadDocumentTypes(client, signal)).length }),
-  customerDiscounts: async (client, signal) => ({ endpoint: 'GET /customer-discount', records: (await listCustomerDiscounts(client, {}, signal)).items.length }),
-  customerRates: async (client, signal) => ({ endpoint: 'GET /customer-rates', records: (await listCustomerRates(client, { skip: 0, limit: 1 }, signal)).items.length }),
-  customerDynamicRates: async (client, signal) => ({ endpoint: 'GET /customer-dynamic-rates', records: (await getCustomerDynamicRates(client, signal)).rules.length }),
+  customers: async (client, signal, limit = 1) => found('GET /customer/', (await listCustomers(client, { skip: 0, limit }, signal)).items, limit),
+  consignees: async (client, signal, limit = 1) => found('GET /consignee/', (await listConsignees(client, { skip: 0, limit }, signal)).items, limit),
+  webhookEvents: async (client, signal, limit = 1) => found('GET /webhook/', (await listWebhookEvents(client, { skip: 0, limit }, signal)).items, limit),
+  chargeCodes: async (client, signal, limit = 1) => found('GET /get-charge-codes', (await listChargeCodes(client, signal)).items, limit),
+  // Delivered as `{ name }` (src/sync/streams/reference-data.ts).
+  loadDocumentTypes: async (client, signal, limit = 1) => found('GET /load-document-type', (await listLoadDocumentTypes(client, signal)).map((name) => ({ name })), limit),
+  customerDiscounts: async (client, signal, limit = 1) => found('GET /customer-discount', (await listCustomerDiscounts(client, {}, signal)).items, limit),
+  customerRates: async (client, signal, limit = 1) => found('GET /customer-rates', (await listCustomerRates(client, { skip: 0, limit }, signal)).items, limit),
+  customerDynamicRates: async (client, signal, limit = 1) => found('GET /customer-dynamic-rates', dynamicRateRecords(await getCustomerDynamicRates(client, signal)), limit),
   events: null,
   loadDocuments: null,
   // Reads the loads' documents arrays (the files' hosts are only known from them).
-  documentFiles: loadsProbe,
+  documentFiles: async (client, signal, limit = 1) => ({ ...(await loadsProbe(client, signal, limit)), streamRecords: false }),
 };

@@ -3,6 +3,7 @@ import type { RejectedItem } from '../api/paging.js';
 import type { StateStores } from '../state/stores/index.js';
 import { isAbortError } from '../util/abort.js';
 import { describeError } from '../util/errors.js';
+import { isExpectedFailure } from '../util/log-errors.js';
 import type { Logger } from '../util/logger.js';
 import { contentHash } from './content-hash.js';
 import { cursorCompletedAt, cursorInProgress, cursorPosition } from './cursor-position.js';
@@ -26,6 +27,8 @@ export interface StreamRunDeps {
   hooks?: DeliveryHooks;
   /** The file store of each stream that stores files (documentFiles), wired by the app. */
   files?: ReadonlyMap<string, FileStore>;
+  /** Told of every finished run (metrics); must not throw. */
+  onRunFinished?(summary: StreamRunSummary): void;
 }
 
 export interface StreamRunRequest {
@@ -305,7 +308,9 @@ export async function runStream(deps: StreamRunDeps, request: StreamRunRequest):
     } else {
       summary.status = 'failed';
       summary.error = describeError(error);
-      logger.error({ err: error }, `stream ${stream} failed`);
+      // An expected failure (API down, credentials refused, a sink unreachable) is named once, by
+      // the report line below; a defect also gets its stack.
+      if (!isExpectedFailure(error)) logger.error({ err: error }, `stream ${stream} failed unexpectedly`);
     }
   } finally {
     summary.requests = deps.client.stats.requests - requestsBefore;
@@ -318,9 +323,34 @@ export async function runStream(deps: StreamRunDeps, request: StreamRunRequest):
       requests: summary.requests,
       error: summary.error,
     });
+    logRunReport(logger, request.command, summary);
+    deps.onRunFinished?.(summary);
   }
   return summary;
 }
+
+/**
+ * The one line per run an operator (or a log query) reads: stable `msg` "run finished" and the
+ * same fields every time. Info when the run went through or was stopped, error when it failed.
+ */
+function logRunReport(logger: Logger, command: string, summary: StreamRunSummary): void {
+  const report = {
+    command,
+    outcome: summary.status,
+    durationMs: summary.durationMs,
+    delivered: summary.delivered,
+    unchanged: summary.unchanged,
+    rejected: summary.rejected,
+    requests: summary.requests,
+    pages: summary.pages,
+    error: summary.error,
+  };
+  if (summary.status === 'failed') logger.error(report, RUN_REPORT_MESSAGE);
+  else logger.info(report, RUN_REPORT_MESSAGE);
+}
+
+/** The `msg` of the per-run report line (documented in docs/operations.md; log queries match on it). */
+export const RUN_REPORT_MESSAGE = 'run finished';
 
 /** Where a cursor stands (ISO time): the window being read, else the high-water mark. Also used for checkpoint-lag metrics. */
 export /**

@@ -34,3 +34,23 @@ export function runCli(args: string[], options: { cwd?: string; env?: Record<str
   );
   return { child, stdout: () => out, stderr: () => err, exited };
 }
+
+/** Polls `check` every 50 ms until it holds; throws naming `what` after `ms`. */
+export async function waitFor(check: () => boolean, ms: number, what: string): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export function hasEnded(run: CliRun): boolean {
+  return run.child.exitCode !== null || run.child.signalCode !== null;
+}
+
+/** For afterEach: SIGKILL a process this test started (by its handle) when a failed assertion left it running. */
+export async function killIfRunning(run: CliRun | undefined): Promise<void> {
+  if (!run || hasEnded(run)) return;
+  run.child.kill('SIGKILL');
+  await run.exited;
+}

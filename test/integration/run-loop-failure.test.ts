@@ -4,17 +4,14 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import type { SimulatorHandle } from '../../src/simulator/index.js';
-import { runCli, type CliRun } from '../helpers/cli-process.js';
+import { killIfRunning, runCli, waitFor, type CliRun } from '../helpers/cli-process.js';
 import { startSim, tempDir } from '../helpers/pull-harness.js';
 
 let sim: SimulatorHandle | undefined;
 let run: CliRun | undefined;
 afterEach(async () => {
   // Only when a failed assertion left it running: the process this test started, by its handle.
-  if (run && run.child.exitCode === null && run.child.signalCode === null) {
-    run.child.kill('SIGKILL');
-    await run.exited;
-  }
+  await killIfRunning(run);
   run = undefined;
   await sim?.close();
   sim = undefined;
@@ -42,14 +39,6 @@ function writeConfig(dir: string, handle: SimulatorHandle): string {
     }),
   );
   return file;
-}
-
-async function waitFor(check: () => boolean, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 /**

@@ -57,7 +57,7 @@ describe('defaults', () => {
       maxAttempts: 10,
       batchSize: 100,
     });
-    expect(config.http).toEqual({ enabled: true, listen: '127.0.0.1:9090', readyCacheTtl: 30_000, checkTimeout: 5_000 });
+    expect(config.http).toEqual({ enabled: true, listen: '127.0.0.1:9090', readyCacheTtl: 30_000, checkTimeout: 5_000, apiUnreachableAfter: 60_000 });
     expect(config.connectors['erp_csv']).toEqual({ type: 'csv', options: { directory: './out' }, mappings: {} });
   });
 

@@ -14,7 +14,7 @@ function sources(over: Partial<ConditionSources> = {}): ConditionSources {
     runs: {
       lastVerdicts: async (stream, limit) =>
         stream === 'loads' ? [{ status: 'failed', error: 'HTTP 500\nat line 2' }, { status: 'failed', error: null }, { status: 'failed', error: null }].slice(0, limit) : [{ status: 'failed', error: 'x' }, { status: 'ok', error: null }],
-      lastSuccessAt: async (stream) => (stream === 'invoices' ? '2026-01-01T00:00:00.000Z' : undefined),
+      lastSuccesses: async () => [{ stream: 'invoices', finishedAt: '2026-01-01T00:00:00.000Z' }],
     },
     outbox: { deadLetters: async () => [] },
     quarantine: { counts: async () => [{ stream: 'loads', kind: 'sink', count: 2 }, { stream: 'loads', kind: 'webhook', count: 1 }, { stream: 'bills', kind: 'api-schema', count: 0 }] },

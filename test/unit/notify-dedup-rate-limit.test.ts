@@ -109,7 +109,7 @@ describe('Notifier', () => {
       streams: ['loads'],
       runs: {
         lastVerdicts: async (_s, limit) => Array.from({ length: limit }, () => ({ status: state.failing ? 'failed' : 'ok', error: state.failing ? 'HTTP 500' : null })),
-        lastSuccessAt: async () => undefined,
+        lastSuccesses: async () => [],
       },
       outbox: { deadLetters: async () => state.dead.map((id) => ({ id, kind: 'change_status', erp_key: `K${id}`, last_error: 'rejected' })) },
       quarantine: { counts: async () => [] },

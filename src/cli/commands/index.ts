@@ -2,6 +2,7 @@ import type { RegisterCommand } from '../command-context.js';
 import { register as backfill } from './backfill.js';
 import { register as check } from './check.js';
 import { register as demo } from './demo.js';
+import { register as discover } from './discover.js';
 import { register as outbox } from './outbox.js';
 import { register as push } from './push.js';
 import { register as rejected } from './rejected.js';
@@ -32,6 +33,7 @@ export const commandModules: RegisterCommand[] = [
   sink,
   validateConfig,
   check,
+  discover,
   schema,
   simulate,
   demo,

@@ -2,35 +2,13 @@ import type { Command } from 'commander';
 import { composeDryRun, composeOutbound } from '../../app/compose.js';
 import { installShutdown } from '../../app/shutdown.js';
 import { runDryRun } from '../../outbound/dry-run.js';
-import { runPush, type PushSummary } from '../../outbound/run-push.js';
+import { runPush } from '../../outbound/run-push.js';
 import { parseIsoDuration } from '../../util/duration.js';
 import { UsageError } from '../../util/errors.js';
 import { EXIT_OK, EXIT_WORK_FAILED } from '../exit-codes.js';
 import { prepareCommand, withApp } from '../runtime.js';
 import { renderDryRun } from '../dry-run-report.js';
-import { renderTable } from '../table.js';
-
-function renderPushSummary(s: PushSummary): string {
-  const rows: Array<[string, number | string]> = [
-    ['units taken', s.units],
-    ['  of which already stored (retaken)', s.unitsAlreadyKnown],
-    ['requests read', s.requests],
-    ['new commands', s.commands],
-    ['duplicates (same key and content)', s.duplicates],
-    ['rejected at intake', s.invalid],
-    ['sent and looked up (steps)', s.steps],
-    ['done', s.done],
-    ['  settled by look-up after an ambiguous outcome', s.reconciled],
-    ['dead', s.dead],
-    ['still waiting (retry later)', s.waiting],
-    ['units written back', s.unitsWrittenBack],
-    ['time', `${(s.durationMs / 1000).toFixed(1)}s`],
-  ];
-  let out = renderTable(['push', 'count'], rows);
-  out += `\noutbox: ${Object.entries(s.outbox).map(([state, n]) => `${state} ${n}`).join(', ') || 'empty'}\n`;
-  for (const error of s.sourceErrors) out += `source failed: ${error}\n`;
-  return out;
-}
+import { pushFailed, renderPushSummary } from '../push-summary.js';
 
 /** `freight-sync push`: one pass of the outbound side. */
 export function register(program: Command): void {
@@ -65,8 +43,7 @@ export function register(program: Command): void {
           runPush(composeOutbound(app, { abortSignal: shutdown.abortSignal }), { stopSignal: shutdown.stopSignal, abortSignal: shutdown.abortSignal, maxWaitMs }),
         );
         process.stdout.write(options.json ? `${JSON.stringify(summary, null, 2)}\n` : renderPushSummary(summary));
-        const failed = summary.invalid > 0 || summary.dead > 0 || summary.sourceErrors.length > 0;
-        process.exitCode = failed ? EXIT_WORK_FAILED : EXIT_OK;
+        process.exitCode = pushFailed(summary) ? EXIT_WORK_FAILED : EXIT_OK;
       } finally {
         shutdown.dispose();
       }

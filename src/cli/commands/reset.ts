@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { UsageError } from '../../util/errors.js';
 import { STREAM_NAMES, isStreamName } from '../../config/stream-names.js';
 import { streamByName } from '../../sync/streams/index.js';
+import { assertNoDaemon } from '../../app/daemon-ownership.js';
 import { prepareCommand, withApp } from '../runtime.js';
 
 /** `freight-sync reset --stream NAME --to DATE`: move a stream's checkpoint. */
@@ -12,8 +13,12 @@ export function register(program: Command): void {
     .requiredOption('-s, --stream <name>', `stream (${STREAM_NAMES.join(', ')})`)
     .requiredOption('--to <date>', 'ISO 8601 date or datetime the stream restarts from')
     .option('--redeliver', 'also forget what was delivered, so records already sent are sent again')
-    .addHelpText('after', '\nStop the daemon first: a running stream would overwrite the new checkpoint with its own.')
-    .action(async (options: { stream: string; to: string; redeliver?: boolean }, command: Command) => {
+    .option('--force', 'reset even though a daemon (`run`) is recorded as owning the state store')
+    .addHelpText(
+      'after',
+      '\nStop the daemon first: a running stream would overwrite the new checkpoint with its own. reset refuses\nwhile a live `run` owns the state store (it names host, pid and start); a daemon killed with SIGKILL does\nnot block it (its pid is gone, or its heartbeat is over a minute old). --force resets anyway.',
+    )
+    .action(async (options: { stream: string; to: string; redeliver?: boolean; force?: boolean }, command: Command) => {
       if (!isStreamName(options.stream)) {
         throw new UsageError(`--stream: unknown stream "${options.stream}" (known: ${STREAM_NAMES.join(', ')})`);
       }
@@ -23,6 +28,8 @@ export function register(program: Command): void {
       const definition = streamByName(options.stream);
       const runtime = await prepareCommand(command);
       await withApp(runtime, { withConnectors: false }, async (app) => {
+        if (options.force) await app.stores.daemonOwner.clear();
+        else await assertNoDaemon(app.stores.daemonOwner, app.config.state.path, 'stop it before reset (it would overwrite the new checkpoint), or pass --force');
         const cursor = definition.resetCursor(app.config.api.variant, at);
         await app.db.transaction().execute(async (trx) => {
           if (cursor === null) await app.stores.checkpoints.delete(definition.name, trx);

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { composeDaemonServices } from '../../app/compose.js';
+import { composeDaemon } from '../../app/compose.js';
 import { startDaemon } from '../../app/daemon.js';
 import { installShutdown } from '../../app/shutdown.js';
 import { prepareCommand, withApp } from '../runtime.js';
@@ -23,12 +23,10 @@ export function register(program: Command): void {
       });
       try {
         await withApp(runtime, { withConnectors: true, signal: shutdown.abortSignal }, async (app) => {
-          const services = composeDaemonServices(app, { stopSignal: shutdown.stopSignal, abortSignal: shutdown.abortSignal, runOnStart: options.initialSync });
-          const runner = await startDaemon({ services, logger: app.logger });
-          app.logger.info(
-            { streams: app.streams.map((s) => (s.definition.pushOnly ? `${s.definition.name} (webhook push)` : `${s.definition.name} (${s.settings.schedule})`)) },
-            'daemon running',
-          );
+          const daemon = composeDaemon(app, { stopSignal: shutdown.stopSignal, abortSignal: shutdown.abortSignal, runOnStart: options.initialSync });
+          const runner = await startDaemon({ services: daemon.services, logger: app.logger });
+          // One line once everything is up: addresses bound, first pass, streams (issue 13).
+          app.logger.info(daemon.ready());
           const stop = () => {
             app.logger.info('stopping: finishing current batches');
             void runner.stop('signal');

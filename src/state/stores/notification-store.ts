@@ -3,7 +3,7 @@ import type { NotificationConditionsTable, StateTables } from '../tables.js';
 
 export type OpenCondition = Selectable<NotificationConditionsTable>;
 
-/** The conditions the notifier announced and has not seen clear (see migration 0009). */
+/** The conditions the notifier announced and has not seen clear (see migration 0010). */
 export class NotificationStore {
   constructor(private readonly db: Kysely<StateTables>) {}
 

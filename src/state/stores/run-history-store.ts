@@ -80,6 +80,22 @@ export class RunHistoryStore {
     return row ? toRecord(row) : undefined;
   }
 
+  /**
+   * When each stream last finished a run without error, counting the runs that move its own
+   * checkpoint (`run`, `sync`, …) and not `backfill`, which re-reads a past range.
+   */
+  async lastSuccesses(): Promise<Array<{ stream: string; finishedAt: string }>> {
+    const rows = await this.db
+      .selectFrom('runs')
+      .select(['stream', (eb) => eb.fn.max('finished_at').as('finished_at')])
+      .where('status', '=', 'ok')
+      .where('command', '!=', 'backfill')
+      .where('finished_at', 'is not', null)
+      .groupBy('stream')
+      .execute();
+    return rows.filter((r) => r.finished_at !== null).map((r) => ({ stream: r.stream, finishedAt: String(r.finished_at) }));
+  }
+
   /** The newest finished runs of one stream (ok or failed; aborted and running ones are no verdict), newest first. */
   async lastVerdicts(stream: string, limit: number): Promise<RunRecord[]> {
     const rows = await this.db
@@ -91,19 +107,6 @@ export class RunHistoryStore {
       .limit(limit)
       .execute();
     return rows.map(toRecord);
-  }
-
-  /** When the stream last finished a run successfully (ISO), if it ever did. */
-  async lastSuccessAt(stream: string): Promise<string | undefined> {
-    const row = await this.db
-      .selectFrom('runs')
-      .select('finished_at')
-      .where('stream', '=', stream)
-      .where('status', '=', 'ok')
-      .orderBy('id', 'desc')
-      .limit(1)
-      .executeTakeFirst();
-    return row?.finished_at ?? undefined;
   }
 
   async recent(limit: number): Promise<RunRecord[]> {

@@ -16,6 +16,7 @@ function auditStream(name: 'loadAudits' | 'customerAudits'): StreamDefinition<Wi
     optionsSchema: noOptions,
     cursorSchema: windowCursorSchema,
     cursorKind: 'createdAt windows',
+    keyDescription: '_id (else a digest of entity, action, actor, time and changes)',
     key: auditKey,
     op: upsertOrRemovedOp,
     updatedAt: (record) => stringField(record, 'createdAt'),

@@ -15,6 +15,7 @@ export const billsStream: StreamDefinition<WindowCursor, Record<string, never>> 
   optionsSchema: noOptions,
   cursorSchema: windowCursorSchema,
   cursorKind: 'updatedAt closed windows',
+  keyDescription: 'billId (else _id, billNumber)',
   key: billKey,
   op: upsertOrRemovedOp,
   updatedAt: (record) => stringField(record, 'updatedAt'),

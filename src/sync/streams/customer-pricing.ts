@@ -17,6 +17,7 @@ export const customerDiscountsStream = snapshotStream({
   name: 'customerDiscounts',
   description: 'Customer discounts (GET /customer-discount)',
   variants: ['main', 'brokerage'],
+  keyDescription: '_id',
   key: (record: RawRecord) => requireKey('customerDiscounts', record, '_id'),
   fetchAll: async (env, signal) => {
     const page = await listCustomerDiscounts(env.client, {}, signal);
@@ -29,6 +30,7 @@ export const customerRatesStream = snapshotStream({
   description: 'Customer rates (GET /customer-rates, paged)',
   variants: ['main', 'brokerage'],
   pagedEndpoint: 'customerRates',
+  keyDescription: '_id',
   key: (record: RawRecord) => requireKey('customerRates', record, '_id'),
   fetchAll: async (env, signal) => {
     const items: RawRecord[] = [];
@@ -55,10 +57,16 @@ export const customerDynamicRatesStream = snapshotStream({
   name: 'customerDynamicRates',
   description: 'Customer dynamic rate rules (GET /customer-dynamic-rates)',
   variants: ['main', 'brokerage'],
+  keyDescription: "the rule's _id",
   key: (record: RawRecord) => requireKey('customerDynamicRates', record, '_id'),
   fetchAll: async (env, signal) => {
-    const { header, rules, rejected } = await getCustomerDynamicRates(env.client, signal);
-    const owner = { dynamicRatesId: header?._id ?? null, carrier: header?.carrier ?? null };
-    return { items: rules.map((rule) => ({ ...owner, ...rule })), rejected };
+    const answer = await getCustomerDynamicRates(env.client, signal);
+    return { items: dynamicRateRecords(answer), rejected: answer.rejected };
   },
 });
+
+/** The records of the dynamic-rates answer: one per rule, with the owning record's id and carrier. */
+export function dynamicRateRecords({ header, rules }: Pick<Awaited<ReturnType<typeof getCustomerDynamicRates>>, 'header' | 'rules'>): RawRecord[] {
+  const owner = { dynamicRatesId: header?._id ?? null, carrier: header?.carrier ?? null };
+  return rules.map((rule) => ({ ...owner, ...rule }));
+}

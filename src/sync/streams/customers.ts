@@ -27,6 +27,7 @@ function customerLikeStream(name: 'customers' | 'consignees'): StreamDefinition<
     optionsSchema: noOptions,
     cursorSchema: updatedFeedCursorSchema,
     cursorKind: 'updatedAt keyset (main), day windows (brokerage)',
+    keyDescription: '_id',
     key,
     op: deletedFlagOp,
     updatedAt: (record) => stringField(record, 'updatedAt'),

@@ -44,6 +44,7 @@ export const documentFilesStream: StreamDefinition<LoadPagesCursor, DocumentFile
   cursorSchema: loadPagesCursorSchema,
   cursorKind: 'updatedAt keyset (main), day windows (brokerage)',
   dependsOnCommits: true,
+  keyDescription: 'document_key (reference_number|type|url)',
   key: (record) => requireKey('documentFiles', record, 'document_key'),
   op: deletedFlagOp,
   // A document has no time of its own; the load's would re-deliver unchanged documents.

@@ -37,6 +37,7 @@ export const loadsStream: StreamDefinition<LoadsCursor, LoadsOptions> = {
   optionsSchema: loadsOptions,
   cursorSchema: loadsCursor,
   cursorKind: 'updatedAt keyset (main), day windows (brokerage)',
+  keyDescription: 'reference_number',
   key: (record) => requireKey('loads', record, 'reference_number'),
   op: deletedFlagOp,
   updatedAt: (record) => stringField(record, 'updatedAt'),

@@ -22,6 +22,7 @@ export function pushOnlyStream(spec: {
     cursorSchema: z.null(),
     cursorKind: 'webhook push',
     pushOnly: true,
+    keyDescription: spec.keyFields.length > 1 ? `${spec.keyFields[0]} (else ${spec.keyFields.slice(1).join(', ')})` : spec.keyFields.join(''),
     key: (record: RawRecord) => requireKey(spec.name, record, ...spec.keyFields),
     op: () => 'upsert',
     updatedAt: (record: RawRecord) => stringField(record, ...spec.updatedAtFields),

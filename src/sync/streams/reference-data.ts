@@ -8,6 +8,7 @@ export const chargeCodesStream = snapshotStream({
   name: 'chargeCodes',
   description: 'Charge codes (GET /get-charge-codes, main)',
   variants: ['main'],
+  keyDescription: '_id (else value, name)',
   key: (record: RawRecord) => requireKey('chargeCodes', record, '_id', 'value', 'name'),
   fetchAll: async (env, signal) => {
     const page = await listChargeCodes(env.client, signal);
@@ -20,6 +21,7 @@ export const loadDocumentTypesStream = snapshotStream({
   name: 'loadDocumentTypes',
   description: 'Load document types (GET /load-document-type)',
   variants: ['main', 'brokerage'],
+  keyDescription: 'name',
   key: (record: RawRecord) => requireKey('loadDocumentTypes', record, 'name'),
   fetchAll: async (env, signal) => ({ items: (await listLoadDocumentTypes(env.client, signal)).map((name) => ({ name })), rejected: [] }),
 });

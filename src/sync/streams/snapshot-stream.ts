@@ -18,6 +18,7 @@ export function snapshotStream(spec: {
   description: string;
   variants: readonly ApiVariant[];
   pagedEndpoint?: PagedEndpoint;
+  keyDescription: string;
   key: (record: RawRecord) => string;
   fetchAll: (env: StreamEnv<Record<string, never>>, signal: AbortSignal) => Promise<SnapshotRead>;
 }): SnapshotStream {
@@ -29,6 +30,7 @@ export function snapshotStream(spec: {
     optionsSchema: noOptions,
     cursorSchema: snapshotCursorSchema,
     cursorKind: 'snapshot',
+    keyDescription: spec.keyDescription,
     key: spec.key,
     op: upsertOrRemovedOp,
     updatedAt: () => null,

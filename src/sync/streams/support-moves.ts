@@ -21,6 +21,7 @@ export const supportMovesStream: StreamDefinition<WindowCursor, z.infer<typeof s
   optionsSchema: supportMoveOptions,
   cursorSchema: windowCursorSchema,
   cursorKind: 'updatedAt closed windows',
+  keyDescription: 'supportMoveNumber (else _id)',
   key: supportMoveKey,
   op: upsertOrRemovedOp,
   updatedAt: (record) => stringField(record, 'updatedAt'),

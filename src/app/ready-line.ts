@@ -1,0 +1,33 @@
+import { formatIsoDuration } from '../util/duration.js';
+import type { ResolvedStream } from './stream-settings.js';
+
+export interface ReadyFacts {
+  streams: readonly ResolvedStream[];
+  /** Bound HTTP servers with their routes (ops endpoints, webhook receiver). */
+  listening: ReadonlyArray<{ url: string; paths: readonly string[] }>;
+  /** Each polled stream's next cron tick. */
+  ticks: ReadonlyArray<{ stream: string; at: Date | null }>;
+  runOnStart: boolean;
+  outbound: { sources: readonly string[]; pollIntervalMs: number } | null;
+}
+
+/**
+ * The one line `run` logs once every service is up: what it listens on, when the first pass
+ * runs and which streams it syncs, so an operator (or a container log) sees at a glance that the
+ * daemon is ready and what it will do. Everything is in the message and nothing in extra fields,
+ * so it stays one line in the pretty (TTY) format too.
+ */
+export function readyLine(facts: ReadyFacts): string {
+  const polled = facts.streams.filter((s) => !s.definition.pushOnly);
+  const pushed = facts.streams.filter((s) => s.definition.pushOnly).map((s) => s.definition.name);
+  const streams = [...polled.map((s) => s.definition.name), ...pushed.map((name) => `${name} (webhook push)`)];
+
+  const next = facts.ticks.filter((t) => t.at !== null).sort((a, b) => a.at!.getTime() - b.at!.getTime())[0];
+  const firstPass =
+    polled.length === 0 ? 'no polled stream' : facts.runOnStart ? 'first pass now' : next ? `first pass at ${next.at!.toISOString()} (${next.stream})` : 'first pass at each stream\'s first cron tick';
+  const listening =
+    facts.listening.length === 0 ? 'no HTTP listener' : `listening on ${facts.listening.map((l) => `${l.url} (${l.paths.join(' ')})`).join(', ')}`;
+  const outbound = facts.outbound ? `; outbound polls ${facts.outbound.sources.join(', ') || 'no source'} every ${formatIsoDuration(facts.outbound.pollIntervalMs)}` : '';
+
+  return `daemon running: ${streams.length} stream${streams.length === 1 ? '' : 's'} (${streams.join(', ')}); ${firstPass}; ${listening}${outbound}`;
+}
