@@ -12,9 +12,10 @@ export function maskSecrets<T>(value: T): T {
 
 /**
  * Values secret as a whole although their key does not say so: an incoming-webhook address
- * (Slack's `https://hooks.slack.com/services/T…/B…/<token>`) is its own credential, in the path.
+ * (Slack's `https://hooks.slack.com/services/T…/B…/<token>`) is its own credential, in the path;
+ * a notification webhook's extra headers exist to carry credentials (`X-Api-Key`, …).
  */
-const WHOLLY_SECRET_PATHS = [/^notifications\.channels\.\d+\.url$/];
+const WHOLLY_SECRET_PATHS = [/^notifications\.channels\.\d+\.url$/, /^notifications\.channels\.\d+\.headers\.[^.]+$/];
 
 function isSecretPath(path: string, key: string): boolean {
   return isSecretKey(key) || WHOLLY_SECRET_PATHS.some((pattern) => pattern.test(path));
