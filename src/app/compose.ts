@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import { ApiClient } from '../api/api-client.js';
 import { combineClientEvents } from '../api/client-events.js';
 import { listLoadDocumentTypes } from '../api/endpoints/loads.js';
+import { AuthHealth } from '../api/auth-health.js';
 import type { LoadedConfig } from '../config/load-config.js';
 import type { FreightSyncConfig } from '../config/types.js';
 import { createConnectors, type ConnectorSet } from '../plugins/create-connectors.js';
@@ -37,6 +38,7 @@ import { fileStoresFor, filesConnectorOf } from './file-stores.js';
 import { streamsSentTo } from './validate-deployment.js';
 import { buildInfo } from './build-info.js';
 import { daemonOwnershipService } from './daemon-ownership.js';
+import { composeNotifications, ReconcileResults } from './compose-notifications.js';
 
 /**
  * The composition root: the one place that constructs stores and services. `openApp` builds what
@@ -60,6 +62,8 @@ export interface AppContext {
   metrics: OpsMetrics;
   /** Whether the API answered recently, from the client's own traffic (`/readyz`). */
   apiReachability: ApiReachability;
+  /** Whether the credentials last worked (notifications: authentication lost / recovered). */
+  authHealth: AuthHealth;
   sinksFor(stream: ResolvedStream): NamedSink[];
   close(): Promise<void>;
 }
@@ -95,6 +99,7 @@ export async function openApp(loaded: LoadedConfig, options: OpenAppOptions): Pr
     const stores = createStores(db);
     const metrics = new OpsMetrics({ build: buildInfo() });
     const apiReachability = new ApiReachability();
+    const authHealth = new AuthHealth();
 
     const client = new ApiClient({
       baseUrl: config.api.baseUrl,
@@ -113,7 +118,7 @@ export async function openApp(loaded: LoadedConfig, options: OpenAppOptions): Pr
         maxDelayMs: config.api.retry.maxDelay,
       },
       userAgent: config.api.userAgent,
-      events: combineClientEvents(metrics.apiClientEvents(), apiReachability.events()),
+      events: combineClientEvents(metrics.apiClientEvents(), apiReachability.events(), authHealth.events()),
     });
     cleanups.push(() => client.close());
 
@@ -164,6 +169,7 @@ export async function openApp(loaded: LoadedConfig, options: OpenAppOptions): Pr
       deps,
       metrics,
       apiReachability,
+      authHealth,
       sinksFor(stream) {
         return stream.sinks.map((name) => {
           const handle = connectors?.get(name);
@@ -253,7 +259,7 @@ export function composeDaemonServices(app: AppContext, options: DaemonOptions): 
 
 /**
  * The services of `freight-sync run`, in start order (they stop in reverse): the ops server first
- * (it answers during the whole drain), webhooks, outbound, and the stream scheduler last (it
+ * (it answers during the whole drain), notifications, webhooks, outbound, and the stream scheduler last (it
  * stops first, so no new batch starts while the others drain). Parts not configured are absent.
  * `ready()` describes the started daemon in one line (addresses bound, first pass, streams).
  */
@@ -283,6 +289,10 @@ export function composeDaemon(app: AppContext, options: DaemonOptions): { servic
       }),
     );
   }
+  const reconcileResults = new ReconcileResults();
+  // Started before the services that change state (it stops after them), after the ops server.
+  const notifications = composeNotifications(app, { stopSignal: options.stopSignal, abortSignal: options.abortSignal, reconcile: reconcileResults });
+  if (notifications) services.push(notifications);
   if (config.webhooks.enabled) {
     const processor = composeWebhookProcessor(app, supervision);
     services.push(
@@ -319,7 +329,10 @@ export function composeDaemon(app: AppContext, options: DaemonOptions): { servic
       reconcileService({
         schedule,
         run: (signal) => reconcileApp(app, { streams, days, repair, signal }),
-        onReport: (report) => app.metrics.recordReconcile(report),
+        onReport: (report) => {
+          app.metrics.recordReconcile(report);
+          reconcileResults.record(report);
+        },
         logger: app.logger.child({ component: 'reconcile' }),
         abortSignal: options.abortSignal,
       }),

@@ -8,6 +8,7 @@ import { invoiceLinks } from './0006-invoice-links.js';
 import { tokenRefreshLock } from './0007-token-refresh-lock.js';
 import { documentFiles } from './0008-document-files.js';
 import { daemonOwner } from './0009-daemon-owner.js';
+import { notifications } from './0010-notifications.js';
 
 /**
  * Every migration, by name; names sort in the order they run. Listed in code rather than
@@ -24,6 +25,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0007-token-refresh-lock': tokenRefreshLock,
   '0008-document-files': documentFiles,
   '0009-daemon-owner': daemonOwner,
+  '0010-notifications': notifications,
 };
 
 export class StaticMigrationProvider implements MigrationProvider {
