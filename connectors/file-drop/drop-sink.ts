@@ -75,6 +75,8 @@ export class FileDropSink implements RecordSink {
       .map((table) => ({
         table: table.table,
         streams: [batch.stream],
+        root: mapper.mapping.root.table,
+        key: table.key,
         rows: table.rows.length,
         head: encodeCsv(table.columns, [], options),
         body: encodeCsv(table.columns, table.rows, { ...options, header: false, bom: false }),

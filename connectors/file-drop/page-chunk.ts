@@ -4,6 +4,10 @@ import { z } from 'zod';
 export interface ChunkTable {
   readonly table: string;
   readonly streams: readonly string[];
+  /** The stream's root (parent) table; the table itself for the root. Every table of a default mapping carries the root's `record_key`. */
+  readonly root: string;
+  /** The table's key columns (the root's: one column in the default mappings). */
+  readonly key: readonly string[];
   readonly rows: number;
   /** BOM and header line as the table's file starts (empty without header and BOM). */
   readonly head: Buffer;
@@ -17,6 +21,8 @@ const indexSchema = z.object({
     z.object({
       table: z.string().min(1),
       streams: z.array(z.string()),
+      root: z.string().min(1),
+      key: z.array(z.string()),
       rows: z.number().int().nonnegative(),
       head: z.number().int().nonnegative(),
       body: z.number().int().nonnegative(),
@@ -31,7 +37,7 @@ const indexSchema = z.object({
  * then each table's head and body bytes in index order.
  */
 export function encodeChunk(tables: readonly ChunkTable[]): Buffer {
-  const index = { v: 1, tables: tables.map((t) => ({ table: t.table, streams: t.streams, rows: t.rows, head: t.head.length, body: t.body.length })) };
+  const index = { v: 1, tables: tables.map((t) => ({ table: t.table, streams: t.streams, root: t.root, key: t.key, rows: t.rows, head: t.head.length, body: t.body.length })) };
   return Buffer.concat([Buffer.from(`${JSON.stringify(index)}\n`, 'utf8'), ...tables.flatMap((t) => [t.head, t.body])]);
 }
 
@@ -49,7 +55,7 @@ export function decodeChunk(content: Buffer, where: string): ChunkTable[] {
     const head = content.subarray(at, at + t.head);
     const body = content.subarray(at + t.head, at + t.head + t.body);
     at += t.head + t.body;
-    return { table: t.table, streams: t.streams, rows: t.rows, head, body };
+    return { table: t.table, streams: t.streams, root: t.root, key: t.key, rows: t.rows, head, body };
   });
   if (at !== content.length) throw new Error(`${where}: staged page is ${content.length} bytes, its index describes ${at}`);
   return tables;

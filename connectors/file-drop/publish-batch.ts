@@ -13,6 +13,9 @@ export interface BatchFile {
   readonly file: string;
   readonly table: string;
   readonly streams: readonly string[];
+  /** The stream's root table (the table itself for the root): children are replaced per root key. */
+  readonly root: string;
+  readonly key: readonly string[];
   readonly rows: number;
   readonly bytes: number;
   readonly sha256: string;
@@ -44,10 +47,10 @@ export async function publishBatch(request: PublishRequest): Promise<BatchFile[]
     return [];
   }
   const read = pageReader(request);
-  const tables = new Map<string, { streams: Set<string>; rows: number }>();
+  const tables = new Map<string, { streams: Set<string>; root: string; key: readonly string[]; rows: number }>();
   for (const page of pages) {
     for (const part of await read(page)) {
-      const entry = tables.get(part.table) ?? { streams: new Set<string>(), rows: 0 };
+      const entry = tables.get(part.table) ?? { streams: new Set<string>(), root: part.root, key: part.key, rows: 0 };
       for (const stream of part.streams) entry.streams.add(stream);
       entry.rows += part.rows;
       tables.set(part.table, entry);
@@ -64,7 +67,7 @@ export async function publishBatch(request: PublishRequest): Promise<BatchFile[]
       await target.discard(staged);
       throw error;
     }
-    files.push({ file, table, streams: [...entry.streams].sort(), rows: entry.rows, bytes: staged.bytes, sha256: staged.sha256 });
+    files.push({ file, table, streams: [...entry.streams].sort(), root: entry.root, key: entry.key, rows: entry.rows, bytes: staged.bytes, sha256: staged.sha256 });
   }
   await target.syncDir(directory);
   if (files.length > 0) {
