@@ -1,14 +1,18 @@
 import { z } from 'zod';
 
-/** One table's part of a staged page: the CSV lines (no header) and the header the file starts with. */
-export interface ChunkTable {
+/** What the manifest says of one table of a batch (and a staged page of its part). */
+export interface TableInfo {
   readonly table: string;
   readonly streams: readonly string[];
-  /** The stream's root (parent) table; the table itself for the root. Every table of a default mapping carries the root's `record_key`. */
+  /** The stream's root (parent) table; the table itself for the root. Children are replaced per root key. */
   readonly root: string;
-  /** The table's key columns (the root's: one column in the default mappings). */
+  /** The table's key columns (the root's: one column in the default mappings, `record_key` mostly). */
   readonly key: readonly string[];
   readonly rows: number;
+}
+
+/** One table's part of a staged page: the CSV lines (no header) and the header the file starts with. */
+export interface ChunkTable extends TableInfo {
   /** BOM and header line as the table's file starts (empty without header and BOM). */
   readonly head: Buffer;
   /** The rows' CSV lines, encoded as configured. */

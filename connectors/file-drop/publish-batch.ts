@@ -2,21 +2,15 @@ import type { FileTarget } from './file-target.js';
 import { writeFileAtomic } from './file-target.js';
 import { BATCH_DONE_SUFFIX, BATCH_MANIFEST_SUFFIX, batchDataFileName } from './file-names.js';
 import type { CsvFormat } from './format-options.js';
-import { decodeChunk, type ChunkTable } from './page-chunk.js';
+import { decodeChunk, type ChunkTable, type TableInfo } from './page-chunk.js';
 
 /** Suffix of the staging note saying a batch is fully published (its pages may go). */
 export const PUBLISHED_SUFFIX = '.published';
 /** Staged pages kept in memory while their batch is assembled; beyond this they are read again per table. */
 const CACHE_BYTES = 64 * 1024 * 1024;
 
-export interface BatchFile {
+export interface BatchFile extends TableInfo {
   readonly file: string;
-  readonly table: string;
-  readonly streams: readonly string[];
-  /** The stream's root table (the table itself for the root): children are replaced per root key. */
-  readonly root: string;
-  readonly key: readonly string[];
-  readonly rows: number;
   readonly bytes: number;
   readonly sha256: string;
 }
