@@ -307,6 +307,7 @@ export class OpsMetrics {
         if (refused.size > 0) this.recordsRejected.inc({ stream, sink: sinkName }, refused.size);
         return ack;
       },
+      ...(sink.flush ? { flush: (signal: AbortSignal) => sink.flush!(signal) } : {}),
     };
   }
 
