@@ -1,10 +1,10 @@
 /**
  * The architecture as a check (`npm run check:layers`, run by `npm test`): README "Development"
- * draws the same layers. contracts ← api / state / sync / outbound / webhooks / ops / reconcile ← app (the
+ * draws the same layers. contracts ← api / state / sync / outbound / webhooks / ops / notify / reconcile ← app (the
  * one composition root) ← cli; connectors import only the contracts and util; production code
  * never imports the simulator. A new arrow upward is a design question, not a shortcut.
  */
-const MIDDLE = '^src/(api|state|sync|outbound|webhooks|ops|reconcile|config|mapping|plugins)/';
+const MIDDLE = '^src/(api|state|sync|outbound|webhooks|ops|notify|reconcile|config|mapping|plugins)/';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -49,21 +49,21 @@ module.exports = {
       comment: 'The pull engine knows nothing of outbound, webhooks or ops; what they add to a delivery is wired in compose (DeliveryHooks).',
       severity: 'error',
       from: { path: '^src/sync/' },
-      to: { path: '^src/(outbound|webhooks|ops|reconcile|plugins|app|cli)/' },
+      to: { path: '^src/(outbound|webhooks|ops|notify|reconcile|plugins|app|cli)/' },
     },
     {
       name: 'state-is-below-the-services',
       comment: 'Stores depend on the contracts, util and their own tables only.',
       severity: 'error',
       from: { path: '^src/state/' },
-      to: { path: '^src/(api|sync|outbound|webhooks|ops|reconcile|mapping|plugins|config|app|cli)/' },
+      to: { path: '^src/(api|sync|outbound|webhooks|ops|notify|reconcile|mapping|plugins|config|app|cli)/' },
     },
     {
       name: 'api-is-below-the-services',
       comment: 'The API client is used by the services; it never imports them.',
       severity: 'error',
       from: { path: '^src/api/' },
-      to: { path: '^src/(state|sync|outbound|webhooks|ops|reconcile|mapping|plugins|config|app|cli)/' },
+      to: { path: '^src/(state|sync|outbound|webhooks|ops|notify|reconcile|mapping|plugins|config|app|cli)/' },
     },
     {
       name: 'app-never-imports-cli',

@@ -139,7 +139,9 @@ function rowsByKey(outDir: string, table: string): Map<string, Array<{ updated: 
   const byKey = new Map<string, Array<{ updated: number; mtime: number }>>();
   if (!fs.existsSync(outDir)) return byKey;
   for (const name of fs.readdirSync(outDir)) {
-    if (!name.startsWith(`${table}__`) || !name.endsWith('.csv') || name.endsWith('.errors.csv')) continue;
+    // Batch files `<UTC time>-<seq>-<table>.csv` (the layout before batches: `<table>__<batchId>.csv`).
+    const ofTable = new RegExp(`^\\d{8}T\\d{6}Z-\\d{6,}-${table}\\.csv$`).test(name) || (name.startsWith(`${table}__`) && name.endsWith('.csv') && !name.endsWith('.errors.csv'));
+    if (!ofTable) continue;
     const file = path.join(outDir, name);
     const mtime = fs.statSync(file).mtimeMs;
     const rows = parse(fs.readFileSync(file, 'utf8').replace(/^\uFEFF/, ''), { columns: true, skip_empty_lines: true }) as Array<Record<string, string>>;

@@ -13,6 +13,6 @@ export interface CsvSinkDeps {
 /** The file-drop sink on a local folder (fsync'd temp file, rename, directory fsync). */
 export class CsvSink extends FileDropSink {
   constructor(deps: CsvSinkDeps) {
-    super({ ...deps, target: new LocalTarget(), parallel: 1 });
+    super({ ...deps, target: new LocalTarget() });
   }
 }

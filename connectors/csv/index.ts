@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { ConnectorContext, ConnectorFactory, ConnectorInstance } from '../../src/contracts/index.js';
 import { LocalTarget } from '../file-drop/local-target.js';
 import { removeStaleTempFiles } from '../file-drop/retention.js';
-import { STALE_TEMP_MS } from '../file-drop/index.js';
+import { STAGING_DIR, STALE_TEMP_MS } from '../file-drop/index.js';
 import { DropSinkReader } from '../file-drop/drop-reader.js';
 import { TargetFileStore } from '../file-drop/file-store.js';
 import { CsvSink } from './csv-sink.js';
@@ -14,7 +14,7 @@ export { csvOptionsSchema, type CsvOptions, type CsvOptionsInput } from './optio
 export { CsvSink } from './csv-sink.js';
 export { safeFileComponent, dataFileName, errorsFileName } from '../file-drop/file-names.js';
 
-/** The CSV drop connector: one RFC 4180 file per batch per table, written atomically. */
+/** The CSV drop connector: RFC 4180 files, one per table per published batch, with a manifest written last. */
 export const csvConnector: ConnectorFactory<CsvOptions> = {
   name: 'csv',
   configSchema: csvOptionsSchema,
@@ -30,15 +30,24 @@ export const csvConnector: ConnectorFactory<CsvOptions> = {
       // Document files (documentFiles stream) go to folders inside the drop directory.
       files: new TargetFileStore(new LocalTarget(), directory),
       async init() {
-        await mkdir(directory, { recursive: true });
-        const removed = await removeStaleTempFiles(new LocalTarget(), directory, STALE_TEMP_MS);
-        if (removed.length > 0) logger.warn({ directory, removed }, 'removed temp files left by an earlier crash');
+        await mkdir(path.join(directory, STAGING_DIR), { recursive: true });
+        for (const dir of [directory, path.join(directory, STAGING_DIR)]) {
+          const removed = await removeStaleTempFiles(new LocalTarget(), dir, STALE_TEMP_MS);
+          if (removed.length > 0) logger.warn({ directory: dir, removed }, 'removed temp files left by an earlier crash');
+        }
+        // Batches staged before a crash were acknowledged: publish them before anything new.
+        await sink.recover();
       },
       async check() {
         await access(directory, constants.W_OK);
       },
       async close() {
-        // Nothing held open between writes.
+        try {
+          await sink.flush();
+        } catch (error) {
+          // Durable in the staging folder: published at the next start.
+          logger.warn({ err: error, directory }, 'could not publish the open batch at close; it is published at the next start');
+        }
       },
     };
   },

@@ -2,7 +2,7 @@ import { parse } from 'csv-parse/sync';
 import type { SinkReader, SinkRow, StreamMapper } from '../../src/contracts/index.js';
 import { throwIfAborted } from '../../src/util/abort.js';
 import type { FileEntry, FileTarget } from './file-target.js';
-import { safeFileComponent } from './file-names.js';
+import { batchFileOf, safeFileComponent } from './file-names.js';
 import type { CsvFormat } from './format-options.js';
 
 const PAGE_ROWS = 1000;
@@ -21,8 +21,8 @@ interface Version {
 }
 
 /**
- * Reads a CSV drop back the way an ERP importing every file would end up: all data files of the
- * stream's root table (never error files, markers or temp files), then one version per key —
+ * Reads a CSV drop back the way an ERP importing every file would end up: all published data files
+ * of the stream's root table (never error files, markers, staged pages or temp files), then one version per key —
  * taken in delivery order with the rule an SQL sink applies (a version replaces the kept one when
  * its `_updated_at` is newer or equal, or either has none), so a tombstone (`_op` = `delete`)
  * written after a row hides it. Works on any file target (local folder, SFTP).
@@ -40,8 +40,8 @@ export class DropSinkReader implements SinkReader {
     const mapper = this.deps.mappings.get(stream);
     if (!mapper) throw new Error(`stream ${stream}: this connector receives no such stream (it receives: ${[...this.deps.mappings.keys()].join(', ') || 'nothing'})`);
     const root = mapper.mapping.root;
-    const prefix = `${safeFileComponent(root.table, 60)}__`;
-    const files = (await target.list(directory)).filter((e) => e.isFile && isDataFileOf(e.name, prefix));
+    const table = safeFileComponent(root.table, 60);
+    const files = (await target.list(directory)).filter((e) => e.isFile && isDataFileOf(e.name, table));
     const kept = new Map<string, Version>();
     const versions: Version[] = [];
     for (const file of files) {
@@ -85,8 +85,10 @@ export function* inPages(rows: readonly SinkRow[]): Generator<readonly SinkRow[]
   for (let i = 0; i < rows.length; i += PAGE_ROWS) yield rows.slice(i, i + PAGE_ROWS);
 }
 
-function isDataFileOf(name: string, prefix: string): boolean {
-  return !name.startsWith('.') && name.startsWith(prefix) && name.endsWith('.csv') && !name.endsWith('.errors.csv');
+/** A published batch's file of the table (`<batch>-<table>.csv`), or one of the layout before batches (`<table>__<batchId>.csv`). */
+function isDataFileOf(name: string, table: string): boolean {
+  if (batchFileOf(name)?.table === table) return true;
+  return !name.startsWith('.') && name.startsWith(`${table}__`) && name.endsWith('.csv') && !name.endsWith('.errors.csv');
 }
 
 function compareOrder(a: Version['order'], b: Version['order']): number {

@@ -1,18 +1,15 @@
-import pLimit from 'p-limit';
 import { mappingRejections, type ContractLogger, type RecordBatch, type RecordSink, type SinkAck, type StreamMapper } from '../../src/contracts/index.js';
 import { throwIfAborted } from '../../src/util/abort.js';
-import type { FileTarget, StagedFile } from './file-target.js';
+import type { FileTarget } from './file-target.js';
 import { encodeCsv, latin1Check } from './encode-csv.js';
-import { dataFileName } from './file-names.js';
-import { removeMarkers, writeMarker, type ManifestInfo } from './markers.js';
+import { batchFileOf, batchName, parseBatchName, STAGING_DIR, utcStamp } from './file-names.js';
 import { applyRetention } from './retention.js';
 import type { CsvFormat } from './format-options.js';
+import { encodeChunk, type ChunkTable } from './page-chunk.js';
+import { publishBatch, PUBLISHED_SUFFIX } from './publish-batch.js';
 
-interface PlannedFile {
-  readonly name: string;
-  readonly content: Buffer;
-  readonly info: ManifestInfo;
-}
+const PAGE_SUFFIX = '.page';
+const STAGED_PAGE = /^(\d{8}T\d{6}Z-\d{6,})\.(\d{6,})\.page$/;
 
 export interface DropSinkDeps {
   readonly target: FileTarget;
@@ -21,30 +18,43 @@ export interface DropSinkDeps {
   /** One mapper per stream this sink receives (from the connector context). */
   readonly mappings: ReadonlyMap<string, StreamMapper>;
   readonly logger: ContractLogger;
-  /** Files of one batch staged at the same time (SFTP: `maxParallelTransfers`); 1 for a local folder. */
-  readonly parallel?: number;
+  /** Clock for batch names (tests); defaults to the system clock. */
+  readonly now?: () => Date;
+}
+
+interface OpenBatch {
+  readonly name: string;
+  readonly pages: string[];
+  readonly rows: Map<string, number>;
+  /** Each table's head (BOM, header line): a page with another head starts a new batch. */
+  readonly heads: Map<string, Buffer>;
 }
 
 /**
- * Writes each batch as one CSV file per table into a file target. A record that fails to map
- * (a date that does not parse, text latin1 cannot hold) is left out of the files and named in
- * the acknowledgement (`{ rejected }`): the engine quarantines it and re-delivers it later, and
- * `freight-sync rejected list` shows it — the drop folder holds data only (no errors files, which
- * a folder of immutable batch files could not keep consistent with later re-deliveries). Two phases so a consumer never
- * sees half a batch from an aborted write: (1) every file is staged under a temp name — an abort
- * or error here removes the temps and leaves the previous state untouched; (2) the renames,
- * directory sync and markers run to completion without checking the signal (they are short).
+ * Writes a CSV drop an ERP can consume in batches. Each `write` maps the page and stages it — all
+ * its tables in ONE file in the hidden `.staging` folder, written, fsync'd and renamed — before it
+ * resolves: that is the acknowledgement, and a `kill -9` right after it loses nothing. Pages
+ * accumulate in the open batch; the batch is published (one `<batch>-<table>.csv` per table,
+ * then `<batch>.manifest.json` last) at `flush` — the end of every run — or as soon as one of its
+ * tables reaches `maxBatchRows` rows. At start (`recover`) batches a crash left staged are
+ * published first, in order. A record that fails to map is left out and named in the
+ * acknowledgement (`{ rejected }`): the engine quarantines and re-delivers it. Writes and
+ * publishing are serialised: one batch is open at a time, so batches are published in name order.
  */
 export class FileDropSink implements RecordSink {
-  private readonly limit: ReturnType<typeof pLimit>;
+  private queue: Promise<unknown> = Promise.resolve();
+  private ready = false;
+  private open: OpenBatch | undefined;
+  private last: { stamp: string; seq: number } | undefined;
+  private readonly stagingDir: string;
 
   constructor(private readonly deps: DropSinkDeps) {
-    this.limit = pLimit(Math.max(1, deps.parallel ?? 1));
+    this.stagingDir = deps.target.join(deps.directory, STAGING_DIR);
   }
 
   async write(batch: RecordBatch, signal: AbortSignal): Promise<SinkAck> {
     throwIfAborted(signal);
-    const { options, logger, directory, target } = this.deps;
+    const { options, logger } = this.deps;
     const mapper = this.mapperFor(batch.stream);
     const latin1 = options.encoding === 'latin1';
     const { batch: mapped, errors } = mapper.map(batch, latin1 ? { checkText: latin1Check } : {});
@@ -59,61 +69,131 @@ export class FileDropSink implements RecordSink {
       if (options.onMappingError === 'fail') throw errors[0]!.errors[0];
     }
 
-    const planned: PlannedFile[] = mapped.tables.map((table) => ({
-      name: dataFileName(table.table, batch.batchId),
-      content: encodeCsv(table.columns, table.rows, options),
-      info: { table: table.table, stream: batch.stream, batchId: batch.batchId, rows: table.rows.length, kind: 'data' },
-    }));
-
-    const staged = await this.stageAll(planned, signal);
-
-    // Phase 2: publish; not abortable, so the batch becomes visible as a whole.
-    try {
-      for (const { staged: file } of staged) {
-        await removeMarkers(target, file.finalPath);
-        await target.commit(file);
-      }
-    } catch (error) {
-      await Promise.all(staged.map((s) => target.discard(s.staged)));
-      throw error;
-    }
-    await target.syncDir(directory);
-    if (options.marker !== 'none') {
-      for (const { file, staged: s } of staged) await writeMarker(target, options.marker, s, file.info);
-      await target.syncDir(directory);
-    }
-
-    if (options.retention) {
-      try {
-        const deleted = await applyRetention(target, directory, options.retention, new Set(planned.map((f) => f.name)));
-        if (deleted.length > 0) logger.info({ directory: target.describe(directory), deleted: deleted.length }, 'retention removed old files');
-      } catch (error) {
-        // The batch is committed; a failed clean-up must not make the engine re-send it.
-        logger.warn({ err: error, directory: target.describe(directory) }, 'retention failed');
-      }
-    }
+    // A table without rows in this page (a load without stops) adds nothing: no header-only files.
+    const tables: ChunkTable[] = mapped.tables
+      .filter((table) => table.rows.length > 0)
+      .map((table) => ({
+        table: table.table,
+        streams: [batch.stream],
+        root: mapper.mapping.root.table,
+        key: table.key,
+        rows: table.rows.length,
+        head: encodeCsv(table.columns, [], options),
+        body: encodeCsv(table.columns, table.rows, { ...options, header: false, bom: false }),
+      }));
+    if (tables.length > 0) await this.exclusive(() => this.stagePage(tables, signal));
     return { rejected: mappingRejections(errors) };
   }
 
-  /** Phase 1: stage every file (up to `parallel` at once); on any failure, discard all that were staged. */
-  private async stageAll(planned: readonly PlannedFile[], signal: AbortSignal): Promise<{ file: PlannedFile; staged: StagedFile }[]> {
-    const { target, directory } = this.deps;
-    const results = await Promise.allSettled(
-      planned.map((file) =>
-        this.limit(async () => {
-          throwIfAborted(signal);
-          return { file, staged: await target.stage(directory, file.name, file.content, signal) };
-        }),
-      ),
-    );
-    const staged = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
-    const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if (failure || signal.aborted) {
-      await Promise.all(staged.map((s) => target.discard(s.staged)));
-      throwIfAborted(signal);
-      throw failure!.reason;
+  /** Publishes the open batch (the engine calls it at the end of every run). */
+  async flush(_signal?: AbortSignal): Promise<void> {
+    await this.exclusive(async () => {
+      await this.prepare();
+      await this.publishOpen();
+    });
+  }
+
+  /** Publishes, in order, the batches a crash left staged (their pages were acknowledged). */
+  async recover(): Promise<void> {
+    await this.exclusive(() => this.prepare());
+  }
+
+  private async stagePage(tables: readonly ChunkTable[], signal: AbortSignal): Promise<void> {
+    await this.prepare();
+    const { target } = this.deps;
+    // The same table with another header (a mapping change) cannot share a file: publish first.
+    if (this.open && tables.some((t) => this.open!.heads.has(t.table) && !this.open!.heads.get(t.table)!.equals(t.head))) await this.publishOpen();
+    const open: OpenBatch = (this.open ??= { name: this.nextBatchName(), pages: [], rows: new Map(), heads: new Map() });
+    // The page number only advances once the page is in: a retried write reuses (replaces) it.
+    const page = `${open.name}.${String(open.pages.length + 1).padStart(6, '0')}${PAGE_SUFFIX}`;
+    const staged = await target.stage(this.stagingDir, page, encodeChunk(tables), signal);
+    try {
+      await target.commit(staged);
+    } catch (error) {
+      await target.discard(staged);
+      throw error;
     }
-    return staged;
+    await target.syncDir(this.stagingDir);
+    open.pages.push(page);
+    for (const t of tables) {
+      open.rows.set(t.table, (open.rows.get(t.table) ?? 0) + t.rows);
+      if (!open.heads.has(t.table)) open.heads.set(t.table, t.head);
+    }
+    if (Math.max(...open.rows.values()) >= this.deps.options.maxBatchRows) {
+      try {
+        await this.publishOpen();
+      } catch (error) {
+        // The page is staged durably; the next flush publishes the batch. Failing the write would
+        // only make the engine send the page again.
+        this.deps.logger.warn({ err: error, directory: target.describe(this.deps.directory), batch: open.name }, 'publishing a full batch failed; retried at the next flush');
+      }
+    }
+  }
+
+  private async publishOpen(): Promise<void> {
+    const open = this.open;
+    if (!open) return;
+    await this.publish(open.name, open.pages);
+    this.open = undefined;
+  }
+
+  private async publish(batch: string, pages: readonly string[]): Promise<void> {
+    const { target, directory, options, logger } = this.deps;
+    const files = await publishBatch({ target, directory, stagingDir: this.stagingDir, batch, pages, marker: options.marker });
+    if (files.length > 0) logger.debug({ directory: target.describe(directory), batch, files: files.length, rows: files.reduce((s, f) => s + f.rows, 0) }, 'published batch');
+    if (!options.retention) return;
+    try {
+      const deleted = await applyRetention(target, directory, options.retention, batch);
+      if (deleted.length > 0) logger.info({ directory: target.describe(directory), deleted: deleted.length }, 'retention removed old files');
+    } catch (error) {
+      // The batch is published; a failed clean-up must not fail the run.
+      logger.warn({ err: error, directory: target.describe(directory) }, 'retention failed');
+    }
+  }
+
+  /** Once: create the staging folder, find the last batch name, publish what a crash left staged. */
+  private async prepare(): Promise<void> {
+    if (this.ready) return;
+    const { target, directory } = this.deps;
+    await target.ensureDir(this.stagingDir);
+    for (const entry of await target.list(directory)) this.noteBatch(batchFileOf(entry.name)?.batch);
+    const leftover = new Map<string, string[]>();
+    for (const entry of await target.list(this.stagingDir)) {
+      const match = STAGED_PAGE.exec(entry.name);
+      const batch = match?.[1] ?? (entry.name.endsWith(PUBLISHED_SUFFIX) ? entry.name.slice(0, -PUBLISHED_SUFFIX.length) : undefined);
+      if (!batch || !parseBatchName(batch)) continue;
+      const pages = leftover.get(batch) ?? [];
+      if (match) pages.push(entry.name);
+      leftover.set(batch, pages);
+      this.noteBatch(batch);
+    }
+    for (const batch of [...leftover.keys()].sort()) {
+      const pages = leftover.get(batch)!.sort();
+      this.deps.logger.warn({ directory: target.describe(directory), batch, pages: pages.length }, 'publishing a batch staged before a crash');
+      await this.publish(batch, pages);
+    }
+    this.ready = true;
+  }
+
+  private noteBatch(name: string | undefined): void {
+    const parsed = name ? parseBatchName(name) : undefined;
+    if (!parsed) return;
+    if (!this.last || parsed.stamp > this.last.stamp || (parsed.stamp === this.last.stamp && parsed.seq > this.last.seq)) this.last = parsed;
+  }
+
+  /** Sorts after every batch seen: the time never goes back below the last one's, the sequence grows. */
+  private nextBatchName(): string {
+    const now = utcStamp((this.deps.now ?? (() => new Date()))());
+    const stamp = this.last && this.last.stamp > now ? this.last.stamp : now;
+    const seq = (this.last?.seq ?? 0) + 1;
+    this.last = { stamp, seq };
+    return batchName(stamp, seq);
+  }
+
+  private exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(work, work);
+    this.queue = run.catch(() => undefined);
+    return run;
   }
 
   private mapperFor(stream: string): StreamMapper {

@@ -46,3 +46,41 @@ export const MANIFEST_SUFFIX = '.manifest.json';
 export function isOutputFile(name: string): boolean {
   return !name.startsWith('.') && name.includes('__') && name.endsWith('.csv');
 }
+
+/**
+ * A published batch: `<UTC time>-<seq>` such as `20261122T203816Z-000042`. Names sort in
+ * publishing order (the time never goes back below the last batch's, the sequence grows), so a
+ * consumer applies batches in name order.
+ */
+const BATCH = /^(\d{8}T\d{6}Z)-(\d{6,})$/;
+const BATCH_FILE = /^(\d{8}T\d{6}Z-\d{6,})(?:-(.+)\.csv|\.manifest\.json|\.done)$/;
+export const BATCH_MANIFEST_SUFFIX = '.manifest.json';
+export const BATCH_DONE_SUFFIX = '.done';
+/** Hidden folder inside the drop where pages are staged until their batch is published. */
+export const STAGING_DIR = '.staging';
+
+/** `20261122T203816Z`: UTC to the second, sortable as text, no `:` (not allowed in Windows file names). */
+export function utcStamp(time: Date): string {
+  return time.toISOString().replace(/\.\d{3}Z$/, 'Z').replace(/[-:]/g, '');
+}
+
+export function batchName(stamp: string, seq: number): string {
+  return `${stamp}-${String(seq).padStart(6, '0')}`;
+}
+
+export function parseBatchName(name: string): { stamp: string; seq: number } | undefined {
+  const match = BATCH.exec(name);
+  return match ? { stamp: match[1]!, seq: Number(match[2]) } : undefined;
+}
+
+/** `<batch>-<table>.csv`: one file per table per batch. */
+export function batchDataFileName(batch: string, table: string): string {
+  return `${batch}-${safeFileComponent(table, 60)}.csv`;
+}
+
+/** The batch a drop file belongs to, and the table when it is a data file; undefined for other files. */
+export function batchFileOf(name: string): { batch: string; table?: string } | undefined {
+  const match = BATCH_FILE.exec(name);
+  if (!match) return undefined;
+  return match[2] === undefined ? { batch: match[1]! } : { batch: match[1]!, table: match[2] };
+}

@@ -22,15 +22,41 @@ export const csvFormatShape = {
    */
   formulaEscape: z.enum(['text', 'all', 'off']).default('text'),
   header: booleanValue().default(true),
-  /** Written after the data file is in place: `<file>.done` (empty) or `<file>.manifest.json`. */
-  marker: z.enum(['none', 'done', 'manifest']).default('none'),
+  /**
+   * Written LAST, after every file of a batch is in place: `<batch>.manifest.json` (files, row
+   * counts, sha256), an empty `<batch>.done`, or nothing. A consumer takes only batches with one.
+   */
+  marker: z
+    .enum(['none', 'done', 'manifest'])
+    .default('manifest')
+    .describe('Written last for each batch: <batch>.manifest.json (files, row counts, sha256), an empty <batch>.done, or nothing.'),
+  /**
+   * Old batches deleted after each publish, whole (marker first): by age and/or by data-file
+   * count. On by default (30 days); `false` keeps everything.
+   */
   retention: z
-    .object({
-      maxAgeDays: z.number().positive().optional(),
-      maxFiles: z.number().int().positive().optional(),
-    })
-    .strict()
-    .optional(),
+    .union([
+      z.literal(false),
+      z
+        .object({
+          maxAgeDays: z.number().positive().optional(),
+          maxFiles: z.number().int().positive().optional(),
+        })
+        .strict(),
+    ])
+    .default({ maxAgeDays: 30 })
+    .describe('Old batches deleted whole after each publish, by age (maxAgeDays) and/or data-file count (maxFiles); false keeps everything.'),
+  /**
+   * A batch is published at the end of every run, or earlier once one of its tables has this many
+   * rows (so one run writes a few large files, not one per page).
+   */
+  maxBatchRows: z
+    .number()
+    .int()
+    .min(1)
+    .max(10_000_000)
+    .default(10_000)
+    .describe('A batch is published when one of its tables reaches this many rows, and in any case at the end of every run.'),
   /**
    * What to do with a record that fails to map: `file` (the historical name; no file is written
    * any more) leaves it out and names it in the acknowledgement, so the engine quarantines and

@@ -5,7 +5,7 @@ import { FileDropSink } from '../file-drop/drop-sink.js';
 import { DropSinkReader, inPages } from '../file-drop/drop-reader.js';
 import { TargetFileStore } from '../file-drop/file-store.js';
 import { removeStaleTempFiles } from '../file-drop/retention.js';
-import { STALE_TEMP_MS } from '../file-drop/index.js';
+import { STAGING_DIR, STALE_TEMP_MS } from '../file-drop/index.js';
 import { InboxSource } from '../file-inbox/inbox-source.js';
 import { inboxFolders } from '../file-inbox/inbox-options.js';
 import { SftpError } from './errors.js';
@@ -48,14 +48,15 @@ export const sftpConnector: ConnectorFactory<SftpOptions> = {
     );
     const target = new SftpTarget(session, options.maxParallelTransfers, logger);
     const remoteDir = options.remoteDir;
-    const drop = remoteDir
-      ? new FileDropSink({ target, directory: remoteDir, options, mappings: context.mappings, logger, parallel: options.maxParallelTransfers })
-      : undefined;
+    const drop = remoteDir ? new FileDropSink({ target, directory: remoteDir, options, mappings: context.mappings, logger }) : undefined;
     const folders = options.inbox ? inboxFolders(options.inbox, (dir) => dir, path.posix.join) : undefined;
     const inbox = options.inbox && folders ? new InboxSource({ target, folders, options: options.inbox, logger, parallel: options.maxParallelTransfers }) : undefined;
 
     // Every step is idempotent, so a step interrupted by a broken connection is simply redone.
-    const sink: RecordSink | undefined = drop && { write: (batch, signal) => session.run(() => drop.write(batch, signal), signal) };
+    const sink: RecordSink | undefined = drop && {
+      write: (batch, signal) => session.run(() => drop.write(batch, signal), signal),
+      flush: (signal) => session.run(() => drop.flush(signal), signal),
+    };
     const dropReader = remoteDir ? new DropSinkReader({ target, directory: remoteDir, options, mappings: context.mappings }) : undefined;
     // Read whole inside one session run (a broken connection redoes the read), then paged out.
     const reader: SinkReader | undefined = dropReader && {
@@ -91,8 +92,13 @@ export const sftpConnector: ConnectorFactory<SftpOptions> = {
         await session.run(async () => {
           if (remoteDir) {
             await target.ensureDir(remoteDir, signal);
-            const removed = await removeStaleTempFiles(target, remoteDir, STALE_TEMP_MS);
-            if (removed.length > 0) logger.warn({ directory: target.describe(remoteDir), removed }, 'removed temp files left by an earlier crash');
+            for (const dir of [remoteDir, target.join(remoteDir, STAGING_DIR)]) {
+              if (!(await target.exists(dir))) continue;
+              const removed = await removeStaleTempFiles(target, dir, STALE_TEMP_MS);
+              if (removed.length > 0) logger.warn({ directory: target.describe(dir), removed }, 'removed temp files left by an earlier crash');
+            }
+            // Batches staged before a crash were acknowledged: publish them before anything new.
+            await drop?.recover();
           }
           await inbox?.prepare(signal);
         }, signal);
@@ -101,7 +107,15 @@ export const sftpConnector: ConnectorFactory<SftpOptions> = {
         const dir = remoteDir ?? folders!.dir;
         await session.run(() => target.list(dir), signal);
       },
-      close: () => session.close(),
+      async close() {
+        try {
+          if (drop) await session.run(() => drop.flush(), new AbortController().signal);
+        } catch (error) {
+          // Durable in the staging folder: published at the next start.
+          logger.warn({ err: error, directory: target.describe(remoteDir!) }, 'could not publish the open batch at close; it is published at the next start');
+        }
+        await session.close();
+      },
     };
   },
 };

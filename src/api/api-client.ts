@@ -185,11 +185,15 @@ export class ApiClient {
         }
         const result = this.interpret(response, endpoint, spec.schema, this.encodingOf(spec.body));
         this.budget.onSuccess();
+        if (bearer !== undefined && !spec.bearer) this.events.onAuthenticated?.();
         return result;
       } catch (error) {
         if (isAbortError(error) || spec.signal?.aborted) throw error;
+        if (error instanceof ApiAuthError) this.events.onAuthFailed?.({ message: error.message });
         if (error instanceof ApiError && error.status === 401 && !spec.anonymous && !spec.bearer) {
-          throw new ApiAuthError(`${spec.method} ${spec.route} still answered 401 after a token refresh`, { cause: error });
+          const authError = new ApiAuthError(`${spec.method} ${spec.route} still answered 401 after a token refresh`, { cause: error });
+          this.events.onAuthFailed?.({ message: authError.message });
+          throw authError;
         }
         if (error instanceof ApiError && error.status === 429) {
           this.stats.rateLimited += 1;

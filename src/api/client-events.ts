@@ -10,6 +10,10 @@ export interface ApiClientEvents {
   onRetry?(event: { endpoint: EndpointRef; reason: string; delayMs: number; attempt: number }): void;
   onRateLimited?(event: { endpoint: EndpointRef; retryAfterMs: number | undefined }): void;
   onTokenRefresh?(event: { variant: string }): void;
+  /** An authenticated call was answered: the credentials work (notifications: authentication recovered). */
+  onAuthenticated?(): void;
+  /** No usable token: the token request was refused or the refresh token is dead (`message` names which). */
+  onAuthFailed?(event: { message: string }): void;
 }
 
 /** Counters every client keeps for run summaries and benchmarks. */
@@ -35,5 +39,9 @@ export function combineClientEvents(...sets: readonly ApiClientEvents[]): ApiCli
     onRetry: each('onRetry'),
     onRateLimited: each('onRateLimited'),
     onTokenRefresh: each('onTokenRefresh'),
+    onAuthenticated: () => {
+      for (const set of sets) set.onAuthenticated?.();
+    },
+    onAuthFailed: each('onAuthFailed'),
   };
 }

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { ApiClient } from '../api/api-client.js';
+import type { AuthHealth } from '../api/auth-health.js';
 import type { FreightSyncConfig } from '../config/types.js';
 import type { ApiReachability } from '../ops/api-reachability.js';
 import type { OpsMetrics } from '../ops/metrics.js';
@@ -30,6 +31,8 @@ export interface AppContext {
   metrics: OpsMetrics;
   /** Whether the API answered recently, from the client's own traffic (`/readyz`). */
   apiReachability: ApiReachability;
+  /** Whether the credentials last worked (notifications: authentication lost / recovered). */
+  authHealth: AuthHealth;
   sinksFor(stream: ResolvedStream): NamedSink[];
   close(): Promise<void>;
 }

@@ -1,6 +1,7 @@
 import { ApiClient } from '../api/api-client.js';
 import { combineClientEvents } from '../api/client-events.js';
 import { listLoadDocumentTypes } from '../api/endpoints/loads.js';
+import { AuthHealth } from '../api/auth-health.js';
 import type { LoadedConfig } from '../config/load-config.js';
 import { createConnectors, type ConnectorSet } from '../plugins/create-connectors.js';
 import { openStateDatabase } from '../state/database.js';
@@ -38,6 +39,7 @@ import { consoleData } from './console-data.js';
 
 export type { AppContext } from './app-context.js';
 export { composeWebhookProcessor } from './compose-webhooks.js';
+import { composeNotifications, ReconcileResults } from './compose-notifications.js';
 
 /**
  * The composition root: the one place that constructs stores and services. `openApp` builds what
@@ -78,6 +80,7 @@ export async function openApp(loaded: LoadedConfig, options: OpenAppOptions): Pr
     const stores = createStores(db);
     const metrics = new OpsMetrics({ build: buildInfo() });
     const apiReachability = new ApiReachability();
+    const authHealth = new AuthHealth();
 
     const client = new ApiClient({
       baseUrl: config.api.baseUrl,
@@ -96,7 +99,7 @@ export async function openApp(loaded: LoadedConfig, options: OpenAppOptions): Pr
         maxDelayMs: config.api.retry.maxDelay,
       },
       userAgent: config.api.userAgent,
-      events: combineClientEvents(metrics.apiClientEvents(), apiReachability.events()),
+      events: combineClientEvents(metrics.apiClientEvents(), apiReachability.events(), authHealth.events()),
     });
     cleanups.push(() => client.close());
 
@@ -147,6 +150,7 @@ export async function openApp(loaded: LoadedConfig, options: OpenAppOptions): Pr
       deps,
       metrics,
       apiReachability,
+      authHealth,
       sinksFor(stream) {
         return stream.sinks.map((name) => {
           const handle = connectors?.get(name);
@@ -236,7 +240,7 @@ export function composeDaemonServices(app: AppContext, options: DaemonOptions): 
 
 /**
  * The services of `freight-sync run`, in start order (they stop in reverse): the ops server first
- * (it answers during the whole drain), webhooks, outbound, and the stream scheduler last (it
+ * (it answers during the whole drain), notifications, webhooks, outbound, and the stream scheduler last (it
  * stops first, so no new batch starts while the others drain). Parts not configured are absent.
  * `ready()` describes the started daemon in one line (addresses bound, first pass, streams).
  */
@@ -273,6 +277,10 @@ export function composeDaemon(app: AppContext, options: DaemonOptions): { servic
       }),
     );
   }
+  const reconcileResults = new ReconcileResults();
+  // Started before the services that change state (it stops after them), after the ops server.
+  const notifications = composeNotifications(app, { stopSignal: options.stopSignal, abortSignal: options.abortSignal, reconcile: reconcileResults });
+  if (notifications) services.push(notifications);
   if (config.webhooks.enabled) {
     const processor = composeWebhookProcessor(app, supervision);
     services.push(
@@ -309,7 +317,10 @@ export function composeDaemon(app: AppContext, options: DaemonOptions): { servic
       reconcileService({
         schedule,
         run: (signal) => reconcileApp(app, { streams, days, repair, signal }),
-        onReport: (report) => app.metrics.recordReconcile(report),
+        onReport: (report) => {
+          app.metrics.recordReconcile(report);
+          reconcileResults.record(report);
+        },
         logger: app.logger.child({ component: 'reconcile' }),
         abortSignal: options.abortSignal,
       }),

@@ -9,12 +9,20 @@ import { parse } from 'csv-parse/sync';
  */
 export type CsvRow = Record<string, string>;
 
-/** Every data file of a table (not markers, not error files), rows in file-name order. */
+/** A batch's file of the table (`<UTC time>-<seq>-<table>.csv`). */
+const BATCH_FILE = /^\d{8}T\d{6}Z-\d{6,}-(.+)\.csv$/;
+
+/**
+ * Every published data file of a table (not markers, not staged pages, not error files), rows in
+ * file-name order: batch files (`<UTC time>-<seq>-<table>.csv`), then files of the layout
+ * before batches (`<table>__<batchId>.csv`).
+ */
 export function readCsvRows(outDir: string, table: string): CsvRow[] {
   if (!fs.existsSync(outDir)) return [];
   const rows: CsvRow[] = [];
   for (const name of fs.readdirSync(outDir).sort()) {
-    if (!name.startsWith(`${table}__`) || !name.endsWith('.csv') || name.endsWith('.errors.csv')) continue;
+    const ofTable = BATCH_FILE.exec(name)?.[1] === table || (name.startsWith(`${table}__`) && name.endsWith('.csv') && !name.endsWith('.errors.csv'));
+    if (!ofTable) continue;
     const text = fs.readFileSync(path.join(outDir, name), 'utf8').replace(/^\uFEFF/, '');
     rows.push(...(parse(text, { columns: true, skip_empty_lines: true, relax_column_count: false }) as CsvRow[]));
   }

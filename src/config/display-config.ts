@@ -1,7 +1,7 @@
 import { stringify } from 'yaml';
 import { formatIsoDuration } from '../util/duration.js';
 import { maskSecrets } from './mask-secrets.js';
-import type { FreightSyncConfig, HttpConfig, OutboundConfig, StreamSettings, SupervisionConfig, WebhooksConfig } from './types.js';
+import type { FreightSyncConfig, HttpConfig, NotificationRateLimit, NotificationsConfig, OutboundConfig, StreamSettings, SupervisionConfig, WebhooksConfig } from './types.js';
 
 /*
  * Every duration of the effective config, per section. The effective object holds milliseconds
@@ -16,6 +16,7 @@ const BACKOFF_DURATIONS = ['base', 'max'] as const satisfies readonly (keyof Out
 const WEBHOOK_DURATIONS = ['dedupeWindow', 'catchUpInterval', 'catchUpOverlap', 'catchUpMaxAge'] as const satisfies readonly (keyof WebhooksConfig)[];
 const HTTP_DURATIONS = ['readyCacheTtl', 'checkTimeout', 'apiUnreachableAfter'] as const satisfies readonly (keyof HttpConfig)[];
 const SUPERVISION_DURATIONS = ['pause', 'maxPause'] as const satisfies readonly (keyof SupervisionConfig)[];
+const NOTIFICATION_DURATIONS = ['interval', 'deliveryTimeout'] as const satisfies readonly (keyof NotificationsConfig)[];
 
 /**
  * The effective config as the user would write it: durations back in ISO 8601, secrets masked.
@@ -43,8 +44,20 @@ export function displayConfig(config: FreightSyncConfig): Record<string, unknown
     webhooks: { ...config.webhooks, ...durations(config.webhooks, WEBHOOK_DURATIONS) },
     http: { ...config.http, ...durations(config.http, HTTP_DURATIONS) },
     supervision: { ...config.supervision, ...durations(config.supervision, SUPERVISION_DURATIONS) },
+    notifications: displayNotifications(config.notifications),
   };
   return maskSecrets(display);
+}
+
+function displayNotifications(n: NotificationsConfig): Record<string, unknown> {
+  const rate = (r: NotificationRateLimit) => ({ maxMessages: r.maxMessages, per: formatIsoDuration(r.per) });
+  return {
+    ...n,
+    ...durations(n, NOTIFICATION_DURATIONS),
+    ...(n.lagThreshold === undefined ? {} : { lagThreshold: formatIsoDuration(n.lagThreshold) }),
+    rateLimit: rate(n.rateLimit),
+    channels: n.channels.map((c) => (c.rateLimit === undefined ? c : { ...c, rateLimit: rate(c.rateLimit) })),
+  };
 }
 
 export function displayConfigYaml(config: FreightSyncConfig): string {

@@ -22,6 +22,9 @@ import {
   type ConsoleConfig,
   type SupervisionConfig,
   type ReconcileConfig,
+  type NotificationsConfig,
+  type NotificationChannelConfig,
+  type NotificationRateLimit,
   RECONCILE_STREAM_NAMES,
 } from './types.js';
 
@@ -420,6 +423,88 @@ const reconcileSchema = z
     return out;
   });
 
+/* ---------------------------------------------------------------- notifications (run) */
+
+const notificationRateLimitSchema = z
+  .strictObject({ maxMessages: integerValue(1, 10_000).prefault(10), per: isoDuration().prefault('PT1H') })
+  .transform((r): NotificationRateLimit => ({ ...r }));
+
+const channelBase = {
+  name: nonEmptyString().meta({ description: 'Channel name, used in logs and the freight_sync_notifications_total metric.' }),
+  rateLimit: notificationRateLimitSchema.optional().meta({ description: 'Overrides notifications.rateLimit for this channel.' }),
+};
+
+const emailAddress = () => z.string().trim().refine((value) => /^[^\s@]+@[^\s@]+$/.test(value), { message: 'expected an e-mail address such as ops@example.com' });
+
+const channelSchema = z.discriminatedUnion('type', [
+  z.strictObject({
+    ...channelBase,
+    type: z.literal('webhook').meta({ description: 'A generic JSON webhook: each message is POSTed as JSON.' }),
+    url: httpUrl().meta({ description: 'Receiver URL (secret: masked in output, scrubbed from logs).' }),
+    headers: z.record(z.string(), z.string()).prefault({}).meta({ description: 'Extra request headers, e.g. Authorization.' }),
+  }),
+  z.strictObject({
+    ...channelBase,
+    type: z.literal('slack').meta({ description: 'A Slack-compatible incoming webhook: POSTs { text, blocks }.' }),
+    url: httpUrl().meta({ description: 'Incoming-webhook URL (secret: its token is in the path).' }),
+  }),
+  z.strictObject({
+    ...channelBase,
+    type: z.literal('email').meta({ description: 'E-mail over SMTP.' }),
+    smtp: z
+      .strictObject({
+        host: nonEmptyString().meta({ description: 'SMTP server.' }),
+        port: integerValue(1, 65_535).prefault(587),
+        secure: booleanValue().prefault(false).meta({ description: 'true: TLS from the first byte (port 465); false: STARTTLS when offered.' }),
+        username: nonEmptyString().optional().meta({ description: 'SMTP user.' }),
+        password: nonEmptyString().optional().meta({ description: 'SMTP password (secret).' }),
+      })
+      .meta({ description: 'The SMTP server messages are sent through.' }),
+    from: emailAddress().meta({ description: 'Sender address.' }),
+    to: z.array(emailAddress()).min(1).meta({ description: 'Recipient addresses.' }),
+  }),
+]);
+
+const notificationsSchema = z
+  .strictObject({
+    channels: z.array(channelSchema).prefault([]),
+    interval: isoDuration().prefault('PT30S'),
+    streamFailures: integerValue(1, 1000).prefault(3),
+    lagThreshold: isoDuration().optional(),
+    rateLimit: notificationRateLimitSchema.prefault({}),
+    deliveryAttempts: integerValue(1, 100).prefault(3),
+    deliveryTimeout: isoDuration().prefault('PT10S'),
+  })
+  .transform((n, ctx): NotificationsConfig => {
+    const names = new Set<string>();
+    n.channels.forEach((channel, index) => {
+      if (names.has(channel.name)) ctx.addIssue({ code: 'custom', path: ['channels', index, 'name'], message: `channel name ${channel.name} is used twice` });
+      names.add(channel.name);
+    });
+    const channels = n.channels.map((c): NotificationChannelConfig => {
+      const { rateLimit, ...rest } = c;
+      let channel: NotificationChannelConfig;
+      if (rest.type === 'email') {
+        const { username, password, ...smtp } = rest.smtp;
+        channel = { ...rest, smtp: { ...smtp, ...(username === undefined ? {} : { username }), ...(password === undefined ? {} : { password }) } };
+      } else {
+        channel = rest;
+      }
+      if (rateLimit !== undefined) channel.rateLimit = rateLimit;
+      return channel;
+    });
+    const out: NotificationsConfig = {
+      channels,
+      interval: n.interval,
+      streamFailures: n.streamFailures,
+      rateLimit: n.rateLimit,
+      deliveryAttempts: n.deliveryAttempts,
+      deliveryTimeout: n.deliveryTimeout,
+    };
+    if (n.lagThreshold !== undefined) out.lagThreshold = n.lagThreshold;
+    return out;
+  });
+
 /* ---------------------------------------------------------------- root */
 
 /**
@@ -438,6 +523,7 @@ export const configSchema: z.ZodType<FreightSyncConfig> = z.strictObject({
   http: httpSchema.prefault({}),
   supervision: supervisionSchema.prefault({}),
   reconcile: reconcileSchema.prefault({}),
+  notifications: notificationsSchema.prefault({}),
 });
 
 /** What the config file may contain before validation (loose: zod reports what is wrong). */

@@ -207,6 +207,59 @@ export interface ReconcileConfig {
   repair: boolean;
 }
 
+/** At most `maxMessages` messages per `per` milliseconds on one channel; the excess goes out as one summary. */
+export interface NotificationRateLimit {
+  maxMessages: number;
+  per: number;
+}
+
+interface ChannelBase {
+  /** Named in logs and metrics. */
+  name: string;
+  /** Overrides `notifications.rateLimit` for this channel. */
+  rateLimit?: NotificationRateLimit;
+}
+
+/** POSTs each message as JSON (src/notify/channels/json-webhook.ts). `url` is a secret: it is masked. */
+export interface JsonWebhookChannelConfig extends ChannelBase {
+  type: 'webhook';
+  url: string;
+  /** Extra request headers (e.g. `Authorization`). */
+  headers: Record<string, string>;
+}
+
+/** A Slack-compatible incoming webhook: POSTs `{ text, blocks }`. `url` carries its token: masked. */
+export interface SlackChannelConfig extends ChannelBase {
+  type: 'slack';
+  url: string;
+}
+
+/** E-mail over SMTP (nodemailer). */
+export interface EmailChannelConfig extends ChannelBase {
+  type: 'email';
+  smtp: { host: string; port: number; secure: boolean; username?: string; password?: string };
+  from: string;
+  to: string[];
+}
+
+export type NotificationChannelConfig = JsonWebhookChannelConfig | SlackChannelConfig | EmailChannelConfig;
+
+/** Notifications of `run` (src/notify): off while `channels` is empty. */
+export interface NotificationsConfig {
+  channels: NotificationChannelConfig[];
+  /** Milliseconds between two evaluations of the conditions. */
+  interval: number;
+  /** Failed runs in a row after which a stream is announced as failing. */
+  streamFailures: number;
+  /** Milliseconds since a stream's last successful run after which it is announced as lagging; absent: not checked. */
+  lagThreshold?: number;
+  rateLimit: NotificationRateLimit;
+  /** Attempts per message and channel before the failure is logged and the message given up. */
+  deliveryAttempts: number;
+  /** Milliseconds one delivery attempt may take. */
+  deliveryTimeout: number;
+}
+
 export interface FreightSyncConfig {
   api: ApiConfig;
   state: StateConfig;
@@ -218,4 +271,5 @@ export interface FreightSyncConfig {
   http: HttpConfig;
   supervision: SupervisionConfig;
   reconcile: ReconcileConfig;
+  notifications: NotificationsConfig;
 }

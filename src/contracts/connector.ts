@@ -154,6 +154,15 @@ export interface RecordSink {
    * whole batch is delivered again.
    */
   write(batch: RecordBatch, signal: AbortSignal): Promise<SinkAck | void>;
+  /**
+   * Optional: makes what earlier writes made durable visible to the ERP (a file drop publishes
+   * the batch files it staged, with their manifest). The engine calls it at the end of every
+   * stream run and after every targeted delivery (webhook refresh, reconcile repair), also when
+   * the run failed or was stopped; the connector's `close` should do the same. It never changes
+   * what was acknowledged: `write` already made the data durable, so a crash before `flush` loses
+   * nothing (the sink publishes it at its next start). Throwing is reported, never retried here.
+   */
+  flush?(signal: AbortSignal): Promise<void>;
 }
 
 /**

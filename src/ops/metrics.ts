@@ -99,6 +99,17 @@ export class OpsMetrics {
     help: 'Access tokens refreshed because the API answered 401',
     registers: [this.registry],
   });
+  readonly notifications = new Counter({
+    name: 'freight_sync_notifications_total',
+    help: 'Notification messages by channel and outcome (sent, failed after its attempts, held by the rate limit for a summary)',
+    labelNames: ['channel', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly notificationEvaluations = new Counter({
+    name: 'freight_sync_notification_evaluations_total',
+    help: 'Evaluations of the notification conditions completed (they run every notifications.interval)',
+    registers: [this.registry],
+  });
   readonly webhooksAccepted = new Counter({
     name: 'freight_sync_webhooks_accepted_total',
     help: 'Webhook deliveries answered 200, by outcome (stored, duplicate, rearmed)',
@@ -296,6 +307,7 @@ export class OpsMetrics {
         if (refused.size > 0) this.recordsRejected.inc({ stream, sink: sinkName }, refused.size);
         return ack;
       },
+      ...(sink.flush ? { flush: (signal: AbortSignal) => sink.flush!(signal) } : {}),
     };
   }
 

@@ -2,6 +2,7 @@ import type { RecordSink } from '../contracts/index.js';
 import { REMOVED_MARKER } from '../sync/strategies/snapshot.js';
 import { invoiceFacts } from '../sync/strategies/invoices.js';
 import { deliverBatch, type StreamRunDeps } from '../sync/stream-runner.js';
+import { flushSinks } from '../sync/sink-ack.js';
 import type { RawRecord } from '../sync/stream-definition.js';
 import { lookUp, type LookupContext, type LookupResult } from './lookups.js';
 import type { Difference, RepairOutcome } from './report.js';
@@ -68,5 +69,8 @@ export async function repairSink(request: RepairRequest): Promise<RepairOutcome>
     });
     delivered += outcome.delivered;
   }
+  // The repaired rows must be visible before the sink is read again.
+  const failures = await flushSinks([request.sink], request.lookup.signal);
+  if (failures.length > 0) throw new Error(failures.join('; '));
   return { delivered: delivered - tombstones, tombstones, notRepaired };
 }

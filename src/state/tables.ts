@@ -23,6 +23,18 @@ export interface StateTables {
   token_refresh_locks: TokenRefreshLocksTable;
   document_files: DocumentFilesTable;
   daemon_owner: DaemonOwnerTable;
+  notification_conditions: NotificationConditionsTable;
+}
+
+/** A condition the notifier announced and has not seen clear yet (migration 0010; src/notify). */
+export interface NotificationConditionsTable {
+  /** `<kind>:<subject>`, e.g. `stream-failing:loads`, `dead-letter:42`. */
+  key: string;
+  kind: string;
+  subject: string;
+  /** The one-line text it was announced with (quoted again in the recovery message). */
+  summary: string;
+  opened_at: string;
 }
 
 /** A load document whose file is stored (migration 0008; src/sync/document-files). */
@@ -166,7 +178,7 @@ export interface RunsTable {
   /** Records the run quarantined (migration 0005). */
   rejected: Generated<number>;
   error: string | null;
-  /** Where the checkpoint stood when the run finished (migration 0010); null for backfills and older runs. */
+  /** Where the checkpoint stood when the run finished (migration 0011); null for backfills and older runs. */
   checkpoint_at: string | null;
   /** Seconds between that checkpoint and the server clock at the end of the run. */
   lag_seconds: number | null;

@@ -51,3 +51,21 @@ export function buildBatch(stream: string, position: string, items: ReadonlyArra
   for (const item of items) digest.update(`${item.record.key}\u0000${item.hash}\u0001`);
   return { stream, batchId: `${position}_${digest.digest('hex').slice(0, 12)}`, records: items.map((t) => t.record), runId };
 }
+
+/**
+ * Asks every sink that stages writes to publish them (`RecordSink.flush`). Each sink is flushed
+ * even when another fails; the failures come back as messages naming the sink, for the caller to
+ * report. Nothing is lost by a failed flush: the data is durable, the next flush or start publishes it.
+ */
+export async function flushSinks(sinks: readonly NamedSink[], signal: AbortSignal): Promise<string[]> {
+  const failures: string[] = [];
+  for (const { name, sink } of sinks) {
+    if (!sink.flush) continue;
+    try {
+      await sink.flush(signal);
+    } catch (error) {
+      failures.push(`sink ${name}: publishing staged writes failed: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  return failures;
+}

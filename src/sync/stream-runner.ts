@@ -11,7 +11,7 @@ import { readAhead } from './read-ahead.js';
 import type { FileStore, SyncRecord } from '../contracts/index.js';
 import type { SinkRefusal } from '../state/stores/quarantine-store.js';
 import type { SyncSideStore } from '../state/stores/sync-side-store.js';
-import { buildBatch, writeToSink, type NamedSink } from './sink-ack.js';
+import { buildBatch, flushSinks, writeToSink, type NamedSink } from './sink-ack.js';
 import { withStreamDelivery } from './delivery-lock.js';
 import { redeliverDue } from './redeliver.js';
 import type { DeliveryHooks } from './delivery-hooks.js';
@@ -313,6 +313,16 @@ export async function runStream(deps: StreamRunDeps, request: StreamRunRequest):
       if (!isExpectedFailure(error)) logger.error({ err: error }, `stream ${stream} failed unexpectedly`);
     }
   } finally {
+    // What the run acknowledged becomes visible now (a file drop publishes its batch), also after
+    // a failure or a stop; not after a hard abort: the sink publishes it at its next start.
+    if (!request.signal.aborted) {
+      const failures = await flushSinks(request.sinks, request.signal);
+      for (const failure of failures) logger.error({ stream }, failure);
+      if (failures.length > 0 && summary.status === 'ok') {
+        summary.status = 'failed';
+        summary.error = failures.join('; ');
+      }
+    }
     summary.requests = deps.client.stats.requests - requestsBefore;
     summary.durationMs = Date.now() - started;
     const position = plan.mode === 'backfill' ? null : await checkpointPosition(deps, definition, cursorKey);

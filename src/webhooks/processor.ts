@@ -6,6 +6,7 @@ import { backoffDelay } from '../util/backoff.js';
 import { describeError } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
 import { deliverBatch, type NamedSink, type StreamRunDeps } from '../sync/stream-runner.js';
+import { flushSinks } from '../sync/sink-ack.js';
 import type { SyncSideStore } from '../state/stores/sync-side-store.js';
 import type { AnyStreamDefinition, RawRecord, StreamName } from '../sync/stream-definition.js';
 import type { InboxRow, WebhookInboxStore } from '../state/stores/webhook-inbox-store.js';
@@ -139,6 +140,8 @@ export class WebhookProcessor {
             signal,
             afterCommit: w.afterCommit,
           });
+          // A refresh is visible to the ERP at once (a file drop publishes its batch).
+          for (const failure of await flushSinks(w.stream.sinks, signal)) this.logger.error({ stream: w.stream.definition.name }, failure);
         } catch (error) {
           if (isAbortError(error) && signal.aborted) throw error;
           this.logger.error({ err: error, stream: w.stream.definition.name }, 'webhook refresh could not be delivered; will retry');

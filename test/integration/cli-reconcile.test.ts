@@ -60,7 +60,7 @@ describe('freight-sync reconcile (CLI)', () => {
 
     // The ERP team "cleans up" a load row in the drop.
     const out = path.join(dir, 'out');
-    const file = fs.readdirSync(out).find((n) => n.startsWith('loads__') && n.endsWith('.csv'))!;
+    const file = fs.readdirSync(out).find((n) => /^\d{8}T\d{6}Z-\d{6}-loads\.csv$/.test(n))!;
     const lines = fs.readFileSync(path.join(out, file), 'utf8').split('\r\n');
     const lost = (parse(lines[1]!, { columns: lines[0]!.split(',') }) as Record<string, string>[])[0]!.record_key!;
     fs.writeFileSync(path.join(out, file), [lines[0], ...lines.slice(2)].join('\r\n'));

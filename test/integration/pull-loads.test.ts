@@ -34,9 +34,10 @@ describe('pull: loads into CSV', () => {
     const config = pullConfig({ sim, dir, streams: ['loads'] });
     const controller = new AbortController();
     const watcher = setInterval(() => {
-      const out = path.join(dir, 'out');
-      const files = fs.existsSync(out) ? fs.readdirSync(out).filter((f) => f.startsWith('loads__')).length : 0;
-      if (files >= 20) controller.abort(new Error('interrupted by the test'));
+      // Acknowledged pages wait in the staging folder until the run ends (published at the next start).
+      const staging = path.join(dir, 'out', '.staging');
+      const pages = fs.existsSync(staging) ? fs.readdirSync(staging).filter((f) => f.endsWith('.page')).length : 0;
+      if (pages >= 20) controller.abort(new Error('interrupted by the test'));
     }, 20);
     const interrupted = await syncOnce(config, dir, { signal: controller.signal }).finally(() => clearInterval(watcher));
     expect(interrupted[0]!.status).toBe('stopped');

@@ -44,7 +44,8 @@ interface SinkHandle {
 }
 
 function csvSink(out: string): SinkHandle {
-  const files = (table: string) => fs.readdirSync(out).filter((n) => n.startsWith(`${table}__`) && n.endsWith('.csv') && !n.endsWith('.errors.csv'));
+  // Batch files (`<time>-<seq>-<table>.csv`); an ERP-side import file in the layout before batches is injected below.
+  const files = (table: string) => fs.readdirSync(out).filter((n) => n.endsWith(`-${table}.csv`) && /^\d{8}T\d{6}Z-\d{6}-/.test(n));
   const read = (name: string) => parse(fs.readFileSync(path.join(out, name), 'utf8'), { columns: true }) as Record<string, string>[];
   const write = (name: string, rows: Record<string, string>[], columns: string[]) =>
     fs.writeFileSync(path.join(out, name), stringify(rows, { header: true, columns, record_delimiter: 'windows' }));

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HostKeyMismatchError, SftpAuthError, sftpOptionsSchema } from '../../connectors/sftp/index.js';
-import type { ConnectorInstance } from '../../src/contracts/index.js';
+import type { ConnectorInstance, RecordBatch } from '../../src/contracts/index.js';
 import { batchOf, record } from '../helpers/records.js';
 import { capturingLogger } from '../helpers/log-capture.js';
 import { requireService } from '../helpers/services.js';
@@ -17,6 +17,13 @@ const available = requireService('a real OpenSSH sshd on loopback', probeSshd())
 const thing = (id: string, extra: Record<string, unknown> = {}) => record('things', id, { id, text: `t${id}`, parts: [{ name: 'a' }, { name: 'b' }], ...extra });
 const rows = (buffer: Buffer | string) => parse(buffer, { columns: true, bom: true }) as Record<string, string>[];
 const never = () => new AbortController().signal;
+/** One write, published at once (as at the end of a run). */
+const publish = async (instance: ConnectorInstance, batch: RecordBatch) => {
+  await instance.sink!.write(batch, never());
+  await instance.sink!.flush!(never());
+};
+/** `20261122T203816Z-000001-things.csv` → `000001-things.csv`: names without their time. */
+const untimed = (names: readonly string[]) => names.map((n) => n.replace(/^\d{8}T\d{6}Z-/, ''));
 
 /** A batch of ~`mb` MB, so an upload takes long enough to be interrupted. */
 const bigBatch = (id: string, mb: number) =>
@@ -28,7 +35,10 @@ describe.skipIf(!available)('sftp connector against a real sshd', () => {
   const track = (instance: ConnectorInstance) => (open.push(instance), instance);
   let n = 0;
   const fresh = () => path.join(sshd.root, `case-${++n}`);
-  const list = async (dir: string) => (await readdir(dir)).sort();
+  /** Published entries (the hidden staging folder aside). */
+  const list = async (dir: string) => (await readdir(dir)).filter((n) => n !== '.staging').sort();
+  const staged = async (dir: string) => (existsSync(path.join(dir, '.staging')) ? (await readdir(path.join(dir, '.staging'))).sort() : []);
+  const file = async (dir: string, suffix: string) => path.join(dir, (await list(dir)).find((n) => n.endsWith(suffix))!);
 
   beforeAll(async () => {
     sshd = await startSshd();
@@ -38,27 +48,48 @@ describe.skipIf(!available)('sftp connector against a real sshd', () => {
     await sshd?.stop();
   });
 
-  it('creates the remote folder, uploads one file per table, and a repeated batch replaces its files', async () => {
+  it('creates the remote folder, stages pages, then publishes one file per table and the marker last', async () => {
     const dir = path.join(fresh(), 'nested', 'drop');
     const sftp = track(await createSftp(sftpOptions(sshd, { remoteDir: dir, marker: 'done' })));
     await sftp.sink!.write(batchOf('things', 'b-1', [thing('1'), thing('2')]), never());
-    await sftp.sink!.write(batchOf('things', 'b-1', [thing('1', { text: 'changed' })]), never());
-    expect(await list(dir)).toEqual(['thing_parts__b-1.csv', 'thing_parts__b-1.csv.done', 'things__b-1.csv', 'things__b-1.csv.done']);
-    const text = await readFile(path.join(dir, 'things__b-1.csv'), 'utf8');
+    await sftp.sink!.write(batchOf('things', 'b-2', [thing('1', { text: 'changed' })]), never());
+    expect(await list(dir)).toEqual([]);
+    expect(untimed(await staged(dir))).toEqual(['000001.000001.page', '000001.000002.page']);
+    await sftp.sink!.flush!(never());
+    expect(untimed(await list(dir))).toEqual(['000001-thing_parts.csv', '000001-things.csv', '000001.done']);
+    expect(await staged(dir)).toEqual([]);
+    const text = await readFile(await file(dir, '-things.csv'), 'utf8');
     expect(text.startsWith('id,text,_op,_updated_at,_synced_at,_run_id\r\n')).toBe(true);
-    expect(rows(text)).toEqual([expect.objectContaining({ id: '1', text: 'changed', _op: 'upsert' })]);
-    expect(rows(await readFile(path.join(dir, 'thing_parts__b-1.csv'))).map((r) => r.part)).toEqual(['a', 'b']);
+    expect(rows(text)).toEqual([expect.objectContaining({ id: '1', text: 't1' }), expect.objectContaining({ id: '2' }), expect.objectContaining({ id: '1', text: 'changed', _op: 'upsert' })]);
+    expect(rows(await readFile(await file(dir, '-thing_parts.csv'))).map((r) => r.part)).toEqual(['a', 'b', 'a', 'b', 'a', 'b']);
+  });
+
+  it('publishes at close, and a batch left staged on the server (kill -9) at the next start', async () => {
+    const dir = fresh();
+    const first = await createSftp(sftpOptions(sshd, { remoteDir: dir }));
+    await first.sink!.write(batchOf('things', 'c', [thing('1')]), never());
+    await first.close();
+    expect(untimed(await list(dir))).toEqual(['000001-thing_parts.csv', '000001-things.csv', '000001.manifest.json']);
+
+    const killed = track(await createSftp(sftpOptions(sshd, { remoteDir: dir })));
+    await killed.sink!.write(batchOf('things', 'k', [thing('2')]), never());
+    expect(untimed(await staged(dir))).toEqual(['000002.000001.page']);
+    // No flush, no close: the next instance finds the page and publishes it at init.
+    track(await createSftp(sftpOptions(sshd, { remoteDir: dir })));
+    expect(untimed(await list(dir)).slice(3)).toEqual(['000002-thing_parts.csv', '000002-things.csv', '000002.manifest.json']);
+    expect(rows(await readFile(await file(dir, '000002-things.csv'))).map((r) => r.id)).toEqual(['2']);
   });
 
   it('writes the same bytes as the csv connector would (shared format options)', async () => {
     const dir = fresh();
     const sftp = track(await createSftp(sftpOptions(sshd, { remoteDir: dir, delimiter: ';', lineEnding: 'lf', bom: true, marker: 'manifest' })));
-    await sftp.sink!.write(batchOf('things', 'fmt', [thing('1', { text: 'a;b "q"' })]), never());
-    const bytes = await readFile(path.join(dir, 'things__fmt.csv'));
+    await publish(sftp, batchOf('things', 'fmt', [thing('1', { text: 'a;b "q"' })]));
+    const thingsFile = await file(dir, '-things.csv');
+    const bytes = await readFile(thingsFile);
     expect(bytes.subarray(0, 3)).toEqual(Buffer.from([0xef, 0xbb, 0xbf]));
     expect(bytes.toString('utf8')).toContain('1;"a;b ""q"""');
-    const manifest = JSON.parse(await readFile(path.join(dir, 'things__fmt.csv.manifest.json'), 'utf8'));
-    expect(manifest).toMatchObject({ file: 'things__fmt.csv', rows: 1, bytes: bytes.length });
+    const manifest = JSON.parse(await readFile(await file(dir, '.manifest.json'), 'utf8'));
+    expect(manifest.files).toContainEqual(expect.objectContaining({ file: path.basename(thingsFile), rows: 1, bytes: bytes.length }));
   });
 
   it('refuses a server whose host key is not the pinned one, naming host and both fingerprints', async () => {
@@ -101,12 +132,12 @@ describe.skipIf(!available)('sftp connector against a real sshd', () => {
     const base = sftpOptions(sshd, { remoteDir: fresh() });
     delete base.password;
     const fromFile = track(await createSftp({ ...base, privateKeyPath: sshd.privateKeyPath }));
-    await fromFile.sink!.write(batchOf('things', 'k1', [thing('1')]), never());
+    await publish(fromFile, batchOf('things', 'k1', [thing('1')]));
     const inline = track(await createSftp({ ...base, privateKey: sshd.privateKey.replace(/\n/g, '\\n') }));
-    await inline.sink!.write(batchOf('things', 'k2', [thing('1')]), never());
+    await publish(inline, batchOf('things', 'k2', [thing('1')]));
     const encrypted = track(await createSftp({ ...base, privateKeyPath: sshd.encryptedKeyPath, passphrase: sshd.passphrase }));
-    await encrypted.sink!.write(batchOf('things', 'k3', [thing('1')]), never());
-    expect((await list(base.remoteDir!)).filter((f) => f.startsWith('things__'))).toEqual(['things__k1.csv', 'things__k2.csv', 'things__k3.csv']);
+    await publish(encrypted, batchOf('things', 'k3', [thing('1')]));
+    expect(untimed((await list(base.remoteDir!)).filter((f) => f.endsWith('-things.csv')))).toEqual(['000001-things.csv', '000002-things.csv', '000003-things.csv']);
 
     await expect(createSftp({ ...base, privateKeyPath: sshd.strangerKeyPath })).rejects.toBeInstanceOf(SftpAuthError);
   });
@@ -119,15 +150,15 @@ describe.skipIf(!available)('sftp connector against a real sshd', () => {
     // Abort once the temp file has started to grow on the server.
     const deadline = Date.now() + 20_000;
     for (;;) {
-      const temps = (await readdir(dir)).filter((f) => f.startsWith('.tmp-things__big.csv-'));
+      const temps = (await staged(dir)).filter((f) => f.startsWith('.tmp-'));
       if (temps.length > 0) break;
       if (Date.now() > deadline) throw new Error('upload never started');
       await new Promise((r) => setTimeout(r, 5));
     }
     controller.abort(new Error('shutdown requested'));
     await expect(pending).rejects.toThrow('shutdown requested');
-    expect(existsSync(path.join(dir, 'things__big.csv'))).toBe(false);
-    expect(existsSync(path.join(dir, 'thing_parts__big.csv'))).toBe(false);
+    expect(await staged(dir)).toEqual([]);
+    await sftp.sink!.flush!(never());
     expect(await list(dir)).toEqual([]);
   });
 
@@ -144,28 +175,30 @@ describe.skipIf(!available)('sftp connector against a real sshd', () => {
       const failing = noRetry.sink!.write(bigBatch('cut', 30), never());
       await cutWhenUploading();
       await expect(failing).rejects.toThrow(/sftp .*127\.0\.0\.1/);
-      expect((await list(dir)).filter((f) => !f.startsWith('.tmp-'))).toEqual([]);
+      expect((await staged(dir)).filter((f) => !f.startsWith('.tmp-'))).toEqual([]);
+      expect(await list(dir)).toEqual([]);
 
       const retrying = track(await createSftp(sftpOptions(sshd, { port: proxy.port, remoteDir: dir, reconnect: { attempts: 3, baseDelay: 50 } })));
       const batch = bigBatch('cut', 30);
       const redone = retrying.sink!.write(batch, never());
       await cutWhenUploading();
       await redone;
-      expect(rows(await readFile(path.join(dir, 'things__cut.csv')))).toHaveLength(batch.records.length);
-      expect((await list(dir)).filter((f) => !f.startsWith('.tmp-'))).toEqual(['thing_parts__cut.csv', 'things__cut.csv']);
+      await retrying.sink!.flush!(never());
+      expect(rows(await readFile(await file(dir, '-things.csv')))).toHaveLength(batch.records.length);
+      expect(untimed((await list(dir)).filter((f) => !f.startsWith('.tmp-')))).toEqual(['000001-thing_parts.csv', '000001-things.csv', '000001.manifest.json']);
     } finally {
       await proxy.close();
     }
   });
 
-  it('applies retention on the remote side (by age, with markers; temp files and other files untouched)', async () => {
+  it('applies retention on the remote side (whole old batches, marker included)', async () => {
     const dir = fresh();
     const sftp = track(await createSftp(sftpOptions(sshd, { remoteDir: dir, marker: 'done', retention: { maxAgeDays: 7 } })));
-    await sftp.sink!.write(batchOf('things', 'old', [thing('1')]), never());
+    await publish(sftp, batchOf('things', 'old', [thing('1')]));
     const old = new Date(Date.now() - 10 * 86_400_000);
     for (const name of await list(dir)) await utimes(path.join(dir, name), old, old);
-    await sftp.sink!.write(batchOf('things', 'new', [thing('2')]), never());
-    expect(await list(dir)).toEqual(['thing_parts__new.csv', 'thing_parts__new.csv.done', 'things__new.csv', 'things__new.csv.done']);
+    await publish(sftp, batchOf('things', 'new', [thing('2')]));
+    expect(untimed(await list(dir))).toEqual(['000002-thing_parts.csv', '000002-things.csv', '000002.done']);
   });
 
   it('reports an unwritable remote folder with a typed error naming server and path', async () => {

@@ -26,6 +26,8 @@ describe.skipIf(!available)('sftp connector: read-back for reconcile', () => {
       await sftp.sink!.write(batchOf('things', 'b-1', [thing('1', 'old', { updatedAt: '2024-03-01T00:00:00Z' }), thing('2', 'two', {})]), never());
       await sftp.sink!.write(batchOf('things', 'b-2', [thing('1', 'new', { updatedAt: '2024-03-05T00:00:00Z', syncedAt: '2024-03-14T00:00:00.000Z' })]), never());
       await sftp.sink!.write(batchOf('things', 'b-3', [thing('2', 'two', { op: 'delete', syncedAt: '2024-03-15T00:00:00.000Z' })]), never());
+      // Published at the end of the run; the reader sees published batches only.
+      await sftp.sink!.flush!(never());
       const rows: SinkRow[] = [];
       for await (const page of sftp.reader!.readRows('things', {}, never())) rows.push(...page);
       const byId = new Map(rows.map((r) => [r.id, r]));

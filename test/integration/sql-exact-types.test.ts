@@ -266,7 +266,8 @@ describe('exact types in the CSV drop', () => {
       const [run] = await stores.runs.recent(1);
       const files = await readdir(path.join(dir, 'out'));
       const read = async (table: string) => {
-        const file = files.find((f) => f.startsWith(`invoices__`) ? table === 'invoices' : f.startsWith(`${table}__`));
+        // The run published one batch: `<time>-<seq>-<table>.csv`.
+        const file = files.find((f) => f.endsWith(`-${table}.csv`));
         return parse(await readFile(path.join(dir, 'out', file!)), { columns: true, bom: true }) as Record<string, string>[];
       };
       expect((await read('invoice_pricing_lines')).map((r) => [r.amount, r._run_id])).toEqual([

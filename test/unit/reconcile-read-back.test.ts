@@ -48,6 +48,7 @@ describe('reconcile: the CSV drop read back as the version per key an ERP keeps'
     const write = (id: string, batch: string, overrides: Parameters<typeof record>[3]) =>
       instance.sink!.write(batchOf('things', batch, [record('things', id, { id, amount: overrides?.op === 'delete' ? null : `${batch}.50` }, overrides)]), new AbortController().signal);
     const read = async () => {
+      await instance.sink!.flush!(new AbortController().signal);
       const rows: SinkRow[] = [];
       for await (const page of instance.reader!.readRows('things', {}, new AbortController().signal)) rows.push(...page);
       return new Map(rows.map((r) => [r.id, r]));

@@ -8,7 +8,8 @@ import { invoiceLinks } from './0006-invoice-links.js';
 import { tokenRefreshLock } from './0007-token-refresh-lock.js';
 import { documentFiles } from './0008-document-files.js';
 import { daemonOwner } from './0009-daemon-owner.js';
-import { runLag } from './0010-run-lag.js';
+import { notifications } from './0010-notifications.js';
+import { runLag } from './0011-run-lag.js';
 
 /**
  * Every migration, by name; names sort in the order they run. Listed in code rather than
@@ -25,7 +26,8 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0007-token-refresh-lock': tokenRefreshLock,
   '0008-document-files': documentFiles,
   '0009-daemon-owner': daemonOwner,
-  '0010-run-lag': runLag,
+  '0010-notifications': notifications,
+  '0011-run-lag': runLag,
 };
 
 export class StaticMigrationProvider implements MigrationProvider {

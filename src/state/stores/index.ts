@@ -3,6 +3,7 @@ import type { StateTables } from '../tables.js';
 import { CheckpointStore } from './checkpoint-store.js';
 import { CustomerDirectoryStore } from './customer-directory-store.js';
 import { DaemonOwnerStore } from './daemon-owner-store.js';
+import { NotificationStore } from './notification-store.js';
 import { OutboxStore } from './outbox-store.js';
 import { QuarantineStore } from './quarantine-store.js';
 import { RunHistoryStore } from './run-history-store.js';
@@ -15,6 +16,7 @@ import { WebhookInboxStore } from './webhook-inbox-store.js';
 export { CheckpointStore, type CheckpointEntry, type StateExecutor } from './checkpoint-store.js';
 export { CustomerDirectoryStore } from './customer-directory-store.js';
 export { DaemonOwnerStore, StateOwnedError, ownerAlive, type DaemonOwner } from './daemon-owner-store.js';
+export { NotificationStore, type OpenCondition } from './notification-store.js';
 export { OutboxStore } from './outbox-store.js';
 export { QuarantineStore } from './quarantine-store.js';
 export { RunHistoryStore } from './run-history-store.js';
@@ -44,6 +46,8 @@ export interface StateStores {
   readonly quarantine: QuarantineStore;
   /** Which `run` process owns this state store (`reset` refuses while it lives). */
   readonly daemonOwner: DaemonOwnerStore;
+  /** Conditions the notifier announced and has not seen clear (src/notify). */
+  readonly notifications: NotificationStore;
   /** Runs `work` in one transaction; the stores it receives write inside it. */
   transaction<T>(work: (stores: StateStores) => Promise<T>): Promise<T>;
   /** A trivial query: the readiness probe of the state database. */
@@ -63,6 +67,7 @@ export function createStores(db: Kysely<StateTables>): StateStores {
     webhookInbox: new WebhookInboxStore(db),
     quarantine: new QuarantineStore(db),
     daemonOwner: new DaemonOwnerStore(db),
+    notifications: new NotificationStore(db),
     transaction: (work) => db.transaction().execute((trx) => work(createStores(trx))),
     ping: async () => void (await sql`select 1`.execute(db)),
   };

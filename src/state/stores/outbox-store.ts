@@ -219,6 +219,11 @@ export class OutboxStore {
     return query.orderBy('id', 'desc').limit(filter.limit ?? 100).execute();
   }
 
+  /** Every dead letter, oldest first: what the notifier announces (no limit, unlike `list`). */
+  async deadLetters(): Promise<Array<Pick<OutboxRow, 'id' | 'kind' | 'erp_key' | 'last_error'>>> {
+    return this.db.selectFrom('outbox').select(['id', 'kind', 'erp_key', 'last_error']).where('state', '=', 'dead').orderBy('id').execute();
+  }
+
   async countsByState(): Promise<Record<string, number>> {
     const rows = await this.db.selectFrom('outbox').select(['state', (eb) => eb.fn.countAll<number>().as('n')]).groupBy('state').execute();
     return Object.fromEntries(rows.map((r) => [r.state, Number(r.n)]));

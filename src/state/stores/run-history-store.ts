@@ -105,6 +105,19 @@ export class RunHistoryStore {
     return rows.filter((r) => r.finished_at !== null).map((r) => ({ stream: r.stream, finishedAt: String(r.finished_at) }));
   }
 
+  /** The newest finished runs of one stream (ok or failed; aborted and running ones are no verdict), newest first. */
+  async lastVerdicts(stream: string, limit: number): Promise<RunRecord[]> {
+    const rows = await this.db
+      .selectFrom('runs')
+      .selectAll()
+      .where('stream', '=', stream)
+      .where('status', 'in', ['ok', 'failed'])
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .execute();
+    return rows.map(toRecord);
+  }
+
   /** The newest runs, of one stream or all; `failedOnly`: runs that failed (the console's error list). */
   async recent(limit: number, filter: { stream?: string; failedOnly?: boolean } = {}): Promise<RunRecord[]> {
     let query = this.db.selectFrom('runs').selectAll();
