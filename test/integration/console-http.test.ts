@@ -76,6 +76,8 @@ describe('web console (HTTP)', () => {
       expect(page, route).not.toMatch(/<script|style=/i);
     }
     expect((await get('/console/streams/nope')).status).toBe(404);
+    expect((await get('/console/streams/%E0%A4%A')).status).toBe(404);
+    expect((await get('/console/nope')).status).toBe(404);
     expect((await get('/console')).headers.get('location')).toBe('/console/');
   });
 

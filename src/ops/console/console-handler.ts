@@ -94,8 +94,9 @@ export function consoleHandler(deps: ConsoleHandlerDeps): RouteHandler {
       return sendHtml(res, 200, runsPage(await data.runs({ failedOnly }), failedOnly, ctx, now));
     }
     const stream = /^\/console\/streams\/([^/]+)$/.exec(path);
-    if (stream) {
-      const detail = await data.stream(decodeURIComponent(stream[1]!));
+    const name = stream ? safeDecode(stream[1]!) : undefined;
+    if (name !== undefined) {
+      const detail = await data.stream(name);
       if (detail) return sendHtml(res, 200, streamPage(detail, ctx));
     }
     sendHtml(res, 404, layout('Not found', ctx, html`<p>There is no console page at ${path}.</p>`, now));
@@ -163,4 +164,13 @@ export function consoleHandler(deps: ConsoleHandlerDeps): RouteHandler {
     }
     return page(req, res, url);
   };
+}
+
+/** A path segment decoded, or undefined when it is not valid percent-encoding (answered 404). */
+function safeDecode(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
 }
