@@ -35,8 +35,12 @@ const NUMBERS_PER_REQUEST = 40;
  * partly filled request of each flush (and the sub-customer listing's one) is paid rarely.
  */
 const DUE_PER_FLUSH = 5 * NUMBERS_PER_REQUEST;
-/** Feed pages held before their invoices are fetched and committed (bounds what a crash repeats). */
-const MAX_PENDING_PAGES = 20;
+/**
+ * Feed pages held before their invoices are fetched and committed: bounds what a crash repeats
+ * (at most this many pages read again, once), while pages of loads re-read through the lookback
+ * or a brokerage day window — most of them already settled — do not force a look-up each.
+ */
+const MAX_PENDING_PAGES = 200;
 
 interface ChangedLoad {
   ref: string;
