@@ -7,7 +7,7 @@ import { quarantine } from './0005-quarantine.js';
 import { invoiceLinks } from './0006-invoice-links.js';
 import { tokenRefreshLock } from './0007-token-refresh-lock.js';
 import { documentFiles } from './0008-document-files.js';
-import { feedLoadSignature } from './0009-feed-load-signature.js';
+import { feedLoadSignature } from './0012-feed-load-signature.js';
 
 /**
  * Every migration, by name; names sort in the order they run. Listed in code rather than
@@ -23,7 +23,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0006-invoice-links': invoiceLinks,
   '0007-token-refresh-lock': tokenRefreshLock,
   '0008-document-files': documentFiles,
-  '0009-feed-load-signature': feedLoadSignature,
+  '0012-feed-load-signature': feedLoadSignature,
 };
 
 export class StaticMigrationProvider implements MigrationProvider {
