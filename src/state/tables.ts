@@ -110,6 +110,8 @@ export interface InvoiceLinksTable {
 export interface InvoiceFeedLoadsTable {
   load_reference_number: string;
   updated_at: string;
+  /** Signature of the load's billing fields when its invoices were last settled (null: unknown). */
+  billing_signature: string | null;
 }
 
 export interface InvoiceCandidatesTable {

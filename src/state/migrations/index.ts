@@ -10,6 +10,7 @@ import { documentFiles } from './0008-document-files.js';
 import { daemonOwner } from './0009-daemon-owner.js';
 import { notifications } from './0010-notifications.js';
 import { runLag } from './0011-run-lag.js';
+import { feedLoadSignature } from './0012-feed-load-signature.js';
 
 /**
  * Every migration, by name; names sort in the order they run. Listed in code rather than
@@ -28,6 +29,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0009-daemon-owner': daemonOwner,
   '0010-notifications': notifications,
   '0011-run-lag': runLag,
+  '0012-feed-load-signature': feedLoadSignature,
 };
 
 export class StaticMigrationProvider implements MigrationProvider {

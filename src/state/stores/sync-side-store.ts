@@ -2,6 +2,14 @@ import type { Kysely } from 'kysely';
 import type { StateTables } from '../tables.js';
 import { DocumentFileStore } from './document-file-store.js';
 
+
+/** A load read by the invoices change feed: its updatedAt and the signature of its billing fields. */
+export interface FeedLoad {
+  ref: string;
+  updatedAt: string;
+  signature?: string | null;
+}
+
 export interface OpenInvoice {
   invoiceId: string;
   status: string | null;
@@ -154,27 +162,31 @@ export class SyncSideStore {
 
   /**
    * The loads whose invoices the change feed has not fetched at this updatedAt yet: a load read
-   * again through the feed's overlap (or a brokerage day window) costs no second fetch.
+   * again through the feed's overlap (or a brokerage day window) costs no second fetch. Each comes
+   * back with the billing signature remembered for it (null when unknown).
    */
-  async feedLoadsToFetch(loads: ReadonlyArray<{ ref: string; updatedAt: string }>): Promise<Array<{ ref: string; updatedAt: string }>> {
-    const done = new Map<string, string>();
+  async feedLoadsToFetch<T extends FeedLoad>(loads: readonly T[]): Promise<Array<T & { previousSignature: string | null }>> {
+    const done = new Map<string, { updatedAt: string; signature: string | null }>();
     const refs = [...new Set(loads.map((l) => l.ref))];
     for (let i = 0; i < refs.length; i += IN_CHUNK) {
       const rows = await this.db.selectFrom('invoice_feed_loads').selectAll().where('load_reference_number', 'in', refs.slice(i, i + IN_CHUNK)).execute();
-      for (const row of rows) done.set(row.load_reference_number, row.updated_at);
+      for (const row of rows) done.set(row.load_reference_number, { updatedAt: row.updated_at, signature: row.billing_signature ?? null });
     }
-    return loads.filter((l) => {
-      const seen = done.get(l.ref);
-      return seen === undefined || Date.parse(l.updatedAt) > Date.parse(seen);
-    });
+    return loads
+      .filter((l) => {
+        const seen = done.get(l.ref);
+        return seen === undefined || Date.parse(l.updatedAt) > Date.parse(seen.updatedAt);
+      })
+      .map((l) => ({ ...l, previousSignature: done.get(l.ref)?.signature ?? null }));
   }
 
-  async rememberFeedLoads(loads: ReadonlyArray<{ ref: string; updatedAt: string }>): Promise<void> {
+  async rememberFeedLoads(loads: readonly FeedLoad[]): Promise<void> {
     for (const load of loads) {
+      const signature = load.signature ?? null;
       await this.db
         .insertInto('invoice_feed_loads')
-        .values({ load_reference_number: load.ref, updated_at: load.updatedAt })
-        .onConflict((oc) => oc.column('load_reference_number').doUpdateSet({ updated_at: load.updatedAt }))
+        .values({ load_reference_number: load.ref, updated_at: load.updatedAt, billing_signature: signature })
+        .onConflict((oc) => oc.column('load_reference_number').doUpdateSet({ updated_at: load.updatedAt, billing_signature: signature }))
         .execute();
     }
   }

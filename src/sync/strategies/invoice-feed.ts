@@ -8,6 +8,7 @@ import { iso } from '../time.js';
 import { invoiceDeleted, invoiceKey, invoiceKind, invoiceLoadReferences } from './invoice-key.js';
 import { bookkeeping, listings, listPage, type InvoiceListing, type InvoiceOptions } from './invoice-lists.js';
 import type { InvoiceCursor } from './invoice-cursor.js';
+import { loadBillingSignature } from './load-billing-signature.js';
 import { isInvoicedLoadStatus, readLoadPages, type LoadPagesCursor } from './load-pages.js';
 import { REMOVED_MARKER } from './snapshot.js';
 
@@ -18,7 +19,9 @@ import { REMOVED_MARKER } from './snapshot.js';
  * works whether or not the `loads` stream is synced), and fetches the invoices of exactly those
  * loads: batched with the list's `invoiceNumbers` filter (a page of loads → one request per
  * listing), single `GET /invoices/<ref>` only for a load whose invoice the list did not return
- * (the list omits invoices spanning several charge sets). Cost follows changes, not the ledger.
+ * (the list omits invoices spanning several charge sets) — and only when the load's billing
+ * fields changed (load-billing-signature.ts): a load changes far more often than its invoice.
+ * Cost follows changes, not the ledger.
  */
 export const FEED_LOAD_STATUSES = ['COMPLETED', 'BILLING', 'PARTIAL_PAID', 'FULL_PAID'];
 
@@ -27,8 +30,17 @@ const LOOKUP_FROM = '2000-01-01T00:00:00.000Z';
 const LOOKUP_AHEAD_MS = 86_400_000;
 /** Fewer numbers than a page holds: a load may have several invoices (voided, combined, sub-customer), and the answer should fit one page. */
 const NUMBERS_PER_REQUEST = 40;
-/** Feed pages held before their invoices are fetched and committed, when few of their loads are due. */
-const MAX_PENDING_PAGES = 20;
+/**
+ * Due loads collected before their invoices are fetched: several requests' worth, so the last,
+ * partly filled request of each flush (and the sub-customer listing's one) is paid rarely.
+ */
+const DUE_PER_FLUSH = 5 * NUMBERS_PER_REQUEST;
+/**
+ * Feed pages held before their invoices are fetched and committed: bounds what a crash repeats
+ * (at most this many pages read again, once), while pages of loads re-read through the lookback
+ * or a brokerage day window — most of them already settled — do not force a look-up each.
+ */
+const MAX_PENDING_PAGES = 200;
 
 interface ChangedLoad {
   ref: string;
@@ -36,6 +48,9 @@ interface ChangedLoad {
   invoiced: boolean;
   /** Changed before the feed started: its invoice is current if known (see `feedCatchUpUntil`). */
   caughtUp?: boolean;
+  /** Of its billing fields now, and when its invoices were last settled (null: unknown). */
+  signature: string;
+  previousSignature?: string | null;
 }
 
 export async function* readChangeFeed(
@@ -81,9 +96,9 @@ export async function* readChangeFeed(
     }
     const loads: ChangedLoad[] = chunk.records.map((r) => {
       const updatedAt = stringField(r, 'updatedAt') ?? '';
-      return { ref: String(r.reference_number), updatedAt, invoiced: isInvoicedLoadStatus(r.status), caughtUp: Date.parse(updatedAt) <= until };
+      return { ref: String(r.reference_number), updatedAt, invoiced: isInvoicedLoadStatus(r.status), caughtUp: Date.parse(updatedAt) <= until, signature: loadBillingSignature(r) };
     });
-    const fresh = (await env.side.feedLoadsToFetch(loads)) as ChangedLoad[];
+    const fresh = await env.side.feedLoadsToFetch(loads);
     // Only loads an invoice hangs on (billed, or with a known invoice) count towards a request.
     const linked = await env.side.invoicesOfLoads(fresh.map((l) => l.ref));
     const due = fresh.filter((l) => l.invoiced || linked.has(l.ref));
@@ -96,7 +111,7 @@ export async function* readChangeFeed(
     };
     // A request's worth of loads, or enough pages that a crash repeats little; not at every window
     // end (brokerage reads day windows: a flush per day would cost a request per listing per day).
-    if (pending.due.length >= NUMBERS_PER_REQUEST || pending.pages >= MAX_PENDING_PAGES) yield await flush();
+    if (pending.due.length >= DUE_PER_FLUSH || pending.pages >= MAX_PENDING_PAGES) yield await flush();
   }
   if (pending.cursor) yield await flush();
   return state;
@@ -160,6 +175,11 @@ export async function fetchInvoicesOfLoads(env: StreamEnv<InvoiceOptions>, chang
       unreturned = unreturned.filter((k) => k.kind === 'primary');
       if (unreturned.length === 0) continue;
     } else if (!byRef.get(ref)?.invoiced && unreturned.length === 0) continue;
+    else if (unreturned.length > 0 && unreturned.every((k) => k.kind === 'primary') && billingUnchanged(byRef.get(ref))) {
+      // The list omits this load's invoice (several charge sets) and nothing on the load that
+      // mirrors an invoice moved: an operational change. Fetching it would return what we have.
+      continue;
+    }
     const single = await getSingle(env, ref, signal);
     out.requests += 1;
     if (single) {
@@ -172,6 +192,10 @@ export async function fetchInvoicesOfLoads(env: StreamEnv<InvoiceOptions>, chang
     for (const gone of unreturned.filter((k) => !returned.has(k.invoiceId))) tombstone(out, gone, ref);
   }
   return out;
+}
+
+function billingUnchanged(load: ChangedLoad | undefined): boolean {
+  return load !== undefined && load.previousSignature != null && load.previousSignature === load.signature;
 }
 
 async function getSingle(env: StreamEnv<InvoiceOptions>, ref: string, signal: AbortSignal): Promise<RawRecord | null> {
