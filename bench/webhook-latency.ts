@@ -131,6 +131,8 @@ export interface WebhookBurstResult {
   receiveSeconds: number;
   /** First POST → no event pending any more. */
   drainSeconds: number;
+  /** Last event received → no event pending any more. */
+  afterReceiptSeconds: number;
   /** `GET /loads/<ref>` requests the daemon made (coalescing: ≈ one per load). */
   loadGets: number;
   /** 429 answers the simulator gave. */
@@ -145,7 +147,8 @@ export interface WebhookBurstResult {
  * simulator limited to `rateLimit` req/s; the bench posts `events` signed load events — each of
  * `loads` loads named `events/loads` times, interleaved — as fast as the receiver takes them,
  * then waits until the inbox has nothing pending. Processed one GET per event, the drain is bound
- * by events ÷ rate; coalesced per load, by loads ÷ rate.
+ * by events ÷ rate; coalesced per load, by loads ÷ rate — plus the loads refreshed while the burst
+ * was still arriving (a load that gets another event after its GET needs another GET).
  */
 export async function benchWebhookBurst(options: { events?: number; loads?: number; rateLimit?: number } = {}): Promise<WebhookBurstResult> {
   const events = options.events ?? 5000;
@@ -207,7 +210,7 @@ export async function benchWebhookBurst(options: { events?: number; loads?: numb
         if (response.status !== 200) throw new Error(`bench: delivery ${i} answered ${response.status}`);
       }
     };
-    await Promise.all(Array.from({ length: 8 }, post));
+    await Promise.all(Array.from({ length: 16 }, post));
     const receiveSeconds = (Date.now() - started) / 1000;
     await until(() => inboxCount(statePath, "state = 'pending'") === 0, 1_800_000, 'the burst is drained');
     const drainSeconds = (Date.now() - started) / 1000;
@@ -218,7 +221,7 @@ export async function benchWebhookBurst(options: { events?: number; loads?: numb
     child.kill('SIGTERM');
     await exited;
     child = undefined;
-    return { events, loads, rateLimit, receiveSeconds, drainSeconds, loadGets: loadGets(stats.byRoute) - getsBefore, rateLimited: stats.rateLimited - limitedBefore, notInSink };
+    return { events, loads, rateLimit, receiveSeconds, drainSeconds, afterReceiptSeconds: drainSeconds - receiveSeconds, loadGets: loadGets(stats.byRoute) - getsBefore, rateLimited: stats.rateLimited - limitedBefore, notInSink };
   } finally {
     child?.kill('SIGKILL');
     await sim.close();
