@@ -135,7 +135,7 @@ async function main(): Promise<void> {
       ),
       notes:
         'The bench posts signed load events (each load named events ÷ loads times, interleaved) to `freight-sync run` (polling off, CSV sink, default mappings) as fast as the receiver takes them; ' +
-        "drained = first POST → nothing pending in the inbox. GETs above the number of loads are loads refreshed while the burst was still arriving and named again after their GET. Before coalescing (one GET per event, merged only inside a 100-event batch) the same burst took ~10 min.',
+        "drained = first POST → nothing pending in the inbox. GETs above the number of loads are loads refreshed while the burst was still arriving and named again after their GET. Before coalescing (one GET per event, merged only inside a 100-event batch) the same burst took ~10 min.",
     });
   }
 
