@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { SimulatorHandle } from '../../src/simulator/index.js';
 import type { InboxEntry } from '../../src/state/stores/webhook-inbox-store.js';
 import { freePort, startDaemon, type RunningDaemon } from '../helpers/daemon-harness.js';
-import { collectTruth, compareWithTruth, latestByKey, pullConfig, readCsvRows, startSim, tempDir } from '../helpers/pull-harness.js';
+import { collectTruth, compareWithTruth, latestByKey, pullConfig, pullConfigRaw, readCsvRows, startSim, tempDir, withPullApp } from '../helpers/pull-harness.js';
 
 const SECRET = 'whsec-burst-test-0c7d51';
 const LOADS = 20;
@@ -53,8 +53,8 @@ describe('webhook bursts are coalesced per load', () => {
     sim = undefined;
   });
 
-  async function setup(name: string, batchSize: number, pageDelayMs = 0) {
-    sim = await startSim({ loads: 200, seed: 31, pageDelayMs });
+  async function setup(name: string, batchSize: number, pageDelayMs = 0, limit?: number) {
+    sim = await startSim({ loads: 200, seed: 31, pageDelayMs, rateLimit: limit ? { requestsPerSecond: limit, burst: limit } : null });
     const dir = tempDir(`wh-burst-${name}`);
     const config = pullConfig({
       sim,
@@ -64,6 +64,7 @@ describe('webhook bursts are coalesced per load', () => {
       raw: {
         webhooks: { enabled: true, listen: `127.0.0.1:${await freePort()}`, secret: SECRET, catchUpInterval: 'PT0S', batchSize },
         http: { listen: `127.0.0.1:${await freePort()}` },
+        ...(limit ? { api: { ...(pullConfigRaw({ sim, dir, streams: [] }).api as Record<string, unknown>), rateLimit: { requestsPerSecond: limit, maxInFlight: 4, adaptive: true } } } : {}),
       },
     });
     const loads = (await collectTruth(sim, 'loads')).filter((l) => l.isDeleted !== true).slice(0, LOADS);
@@ -115,5 +116,23 @@ describe('webhook bursts are coalesced per load', () => {
     // The stop lets the batch in hand finish: still one GET per load over both runs.
     expect(loadGets(sim) - before).toBe(LOADS);
     await expectExactlyOnce(second, dir, sim, loads);
+  });
+
+  it('a polling pass during the drain is not queued behind the burst (rate-limited API)', { timeout: 120_000 }, async () => {
+    // 20 loads × 30 events, batches of 2 loads, 10 req/s on both sides: the drain needs ≥ 2 s of
+    // GETs; the first polling pass of `loads` (a token and a few pages) runs beside it.
+    const { dir, config, loads } = await setup('polling', 2, 0, 10);
+    const seeded = pullConfig({ sim: sim!, dir, streams: ['loads', 'events'], streamSettings: { schedule: '0 0 1 1 *' } });
+    await withPullApp(seeded, dir, (app) => app.stores.webhookInbox.acceptMany(burst(loads, EVENTS_PER_LOAD, new Date().toISOString()), 3_600_000));
+    daemon = await startDaemon(config, dir, { runOnStart: true });
+    const running = daemon;
+    const finishedLoadsRun = async () => (await running.app.db.selectFrom('runs').select('status').where('stream', '=', 'loads').where('finished_at', 'is not', null).executeTakeFirst()) !== undefined;
+    await until(finishedLoadsRun, 60_000, 'the first polling pass of loads finished');
+    const pending = (await inboxRows(running)).filter((r) => r.state === 'pending').length;
+    // The pass finished while most of the burst still waited: polling interleaves with the drain.
+    console.log(`loads polling pass finished with ${pending} of ${LOADS * EVENTS_PER_LOAD} burst events still pending`);
+    expect(pending).toBeGreaterThan(0);
+    await until(async () => (await inboxRows(running)).every((r) => r.state !== 'pending'), 60_000, 'the burst is drained');
+    await expectExactlyOnce(running, dir, sim!, loads);
   });
 });
