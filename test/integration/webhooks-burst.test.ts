@@ -53,7 +53,7 @@ describe('webhook bursts are coalesced per load', () => {
     sim = undefined;
   });
 
-  async function setup(name: string, batchSize: number, pageDelayMs = 0, limit?: number) {
+  async function setup(name: string, batchSize: number, pageDelayMs = 0, limit?: number, loadCount = LOADS) {
     sim = await startSim({ loads: 200, seed: 31, pageDelayMs, rateLimit: limit ? { requestsPerSecond: limit, burst: limit } : null });
     const dir = tempDir(`wh-burst-${name}`);
     const config = pullConfig({
@@ -67,15 +67,15 @@ describe('webhook bursts are coalesced per load', () => {
         ...(limit ? { api: { ...(pullConfigRaw({ sim, dir, streams: [] }).api as Record<string, unknown>), rateLimit: { requestsPerSecond: limit, maxInFlight: 4, adaptive: true } } } : {}),
       },
     });
-    const loads = (await collectTruth(sim, 'loads')).filter((l) => l.isDeleted !== true).slice(0, LOADS);
+    const loads = (await collectTruth(sim, 'loads')).filter((l) => l.isDeleted !== true).slice(0, loadCount);
     return { sim, dir, config, loads };
   }
 
   const inboxRows = (running: RunningDaemon) => running.app.db.selectFrom('webhook_inbox').select(['id', 'event_key', 'state', 'attempts']).execute();
 
-  async function expectExactlyOnce(running: RunningDaemon, dir: string, simulator: SimulatorHandle, loads: Array<Record<string, unknown>>) {
+  async function expectExactlyOnce(running: RunningDaemon, dir: string, simulator: SimulatorHandle, loads: Array<Record<string, unknown>>, events = LOADS * EVENTS_PER_LOAD) {
     const rows = await inboxRows(running);
-    expect(rows).toHaveLength(LOADS * EVENTS_PER_LOAD);
+    expect(rows).toHaveLength(events);
     // `attempts` counts settlements: 1 everywhere means no event was processed twice.
     expect(rows.filter((r) => r.state !== 'done' || r.attempts !== 1)).toEqual([]);
     const eventKeys = readCsvRows(path.join(dir, 'out'), 'events').map((r) => r.record_key);
@@ -119,20 +119,22 @@ describe('webhook bursts are coalesced per load', () => {
   });
 
   it('a polling pass during the drain is not queued behind the burst (rate-limited API)', { timeout: 120_000 }, async () => {
-    // 20 loads × 30 events, batches of 2 loads, 10 req/s on both sides: the drain needs ≥ 2 s of
-    // GETs; the first polling pass of `loads` (a token and a few pages) runs beside it.
-    const { dir, config, loads } = await setup('polling', 2, 0, 10);
+    // 100 loads × 3 events in one batch, 20 req/s on both sides: the drain needs 100 GETs (≥ 5 s);
+    // the first polling pass of `loads` (a token and a few pages) starts beside it. Were the
+    // batch's GETs all queued in the shared rate budget at once, the pass would wait for all 100.
+    const { dir, config, loads } = await setup('polling', 100, 0, 20, 100);
     const seeded = pullConfig({ sim: sim!, dir, streams: ['loads', 'events'], streamSettings: { schedule: '0 0 1 1 *' } });
-    await withPullApp(seeded, dir, (app) => app.stores.webhookInbox.acceptMany(burst(loads, EVENTS_PER_LOAD, new Date().toISOString()), 3_600_000));
+    await withPullApp(seeded, dir, (app) => app.stores.webhookInbox.acceptMany(burst(loads, 3, new Date().toISOString()), 3_600_000));
+    const before = loadGets(sim!);
     daemon = await startDaemon(config, dir, { runOnStart: true });
     const running = daemon;
     const finishedLoadsRun = async () => (await running.app.db.selectFrom('runs').select('status').where('stream', '=', 'loads').where('finished_at', 'is not', null).executeTakeFirst()) !== undefined;
     await until(finishedLoadsRun, 60_000, 'the first polling pass of loads finished');
-    const pending = (await inboxRows(running)).filter((r) => r.state === 'pending').length;
-    // The pass finished while most of the burst still waited: polling interleaves with the drain.
-    console.log(`loads polling pass finished with ${pending} of ${LOADS * EVENTS_PER_LOAD} burst events still pending`);
-    expect(pending).toBeGreaterThan(0);
+    const refreshed = loadGets(sim!) - before;
+    console.log(`loads polling pass finished after ${refreshed} of the burst's 100 GET /loads/<ref>`);
+    expect(refreshed).toBeLessThan(100);
     await until(async () => (await inboxRows(running)).every((r) => r.state !== 'pending'), 60_000, 'the burst is drained');
-    await expectExactlyOnce(running, dir, sim!, loads);
+    expect(loadGets(sim!) - before).toBe(100);
+    await expectExactlyOnce(running, dir, sim!, loads, 300);
   });
 });
