@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { parse } from 'csv-parse/sync';
 import { stringify } from 'yaml';
-import { startSimulator } from '../src/simulator/index.js';
+import { startSimulator, type SimulatorHandle } from '../src/simulator/index.js';
 import { simulatorApiConfig } from './simulator-api-config.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -42,45 +42,11 @@ export async function benchWebhookLatency(options: { changes?: number; intervalM
   const mutator = { intervalMs: options.intervalMs ?? 100, perTick: options.perTick ?? 5 };
   const sim = await startSimulator({ variant: 'main', seed: 11, loads: 3000, clientId: 'bench', clientSecret: 'bench-secret' });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'freight-sync-bench-webhooks-'));
-  const out = path.join(dir, 'out');
-  const statePath = path.join(dir, 'state.sqlite');
-  const port = await freePort();
-  const webhookPath = '/webhooks/freight';
-  let child: ReturnType<typeof spawn> | undefined;
-  let stderr = '';
+  let run: WebhookRun | undefined;
   try {
-    const configFile = path.join(dir, 'bench.yaml');
-    fs.writeFileSync(
-      configFile,
-      stringify({
-        // The simulator on loopback has no limit; the client's is set high so the refresh
-        // fetches are not what is measured.
-        api: simulatorApiConfig(sim, { requestsPerSecond: 2000, maxInFlight: 4 }),
-        state: { path: statePath },
-        log: { level: 'warn', pretty: false },
-        http: { enabled: false },
-        webhooks: { enabled: true, listen: `127.0.0.1:${port}`, path: webhookPath, secret: SECRET, catchUpInterval: 'PT0S' },
-        sync: {
-          // Polling off while measuring: every row below came through the webhook path.
-          defaults: { schedule: '0 0 1 1 *', initialFrom: sim.options.dataStart },
-          streams: { loads: { enabled: true, sinks: ['out'] }, invoices: { enabled: true, sinks: ['out'] }, events: { enabled: true, sinks: ['out'] } },
-        },
-        // No `mappings`: the default mappings of config/mappings/, as users run them.
-        connectors: { out: { type: 'csv', options: { directory: out } } },
-      }),
-    );
-    child = spawn(process.execPath, [CLI, 'run', '--no-initial-sync', '-c', configFile], { stdio: ['ignore', 'ignore', 'pipe'] });
-    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    const exited = new Promise<number | null>((resolve) => child!.once('exit', (code) => resolve(code)));
-    const url = `http://127.0.0.1:${port}${webhookPath}`;
-    await until(async () => {
-      if (child!.exitCode !== null) throw new Error(`freight-sync run exited ${child!.exitCode}: ${stderr.slice(-2000)}`);
-      return fetch(url, { method: 'OPTIONS' }).then(
-        (r) => r.arrayBuffer().then(() => true),
-        () => false,
-      );
-    }, 30_000, 'the webhook receiver listens');
-
+    // The simulator on loopback has no limit; the client's is set high so the refresh fetches are not what is measured.
+    run = await startWebhookRun(sim, dir, { requestsPerSecond: 2000, streams: ['loads', 'invoices', 'events'] });
+    const { url, out, statePath } = run;
     sim.configure({ webhooks: { url, secret: SECRET } });
     const started = Date.now();
     sim.configure({ mutator: { enabled: true, ...mutator } });
@@ -104,9 +70,7 @@ export async function benchWebhookLatency(options: { changes?: number; intervalM
       if (landed.length === 0) missing++;
       else latencies.push(Math.min(...landed) - event.at);
     }
-    child.kill('SIGTERM');
-    await exited;
-    child = undefined;
+    await run.stop();
     return {
       loadEvents: events.length,
       eventsPerSecond: events.length / seconds,
@@ -116,7 +80,7 @@ export async function benchWebhookLatency(options: { changes?: number; intervalM
       missing,
     };
   } finally {
-    child?.kill('SIGKILL');
+    run?.kill();
     await sim.close();
     fs.rmSync(dir, { recursive: true, force: true });
   }
@@ -156,45 +120,15 @@ export async function benchWebhookBurst(options: { events?: number; loads?: numb
   const rateLimit = options.rateLimit ?? 8;
   const sim = await startSimulator({ variant: 'main', seed: 12, loads: Math.max(loads, 1000), clientId: 'bench', clientSecret: 'bench-secret', rateLimit: { requestsPerSecond: rateLimit, burst: rateLimit } });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'freight-sync-bench-burst-'));
-  const out = path.join(dir, 'out');
-  const statePath = path.join(dir, 'state.sqlite');
-  const port = await freePort();
-  const webhookPath = '/webhooks/freight';
-  let child: ReturnType<typeof spawn> | undefined;
-  let stderr = '';
+  let run: WebhookRun | undefined;
   try {
-    const configFile = path.join(dir, 'bench.yaml');
-    fs.writeFileSync(
-      configFile,
-      stringify({
-        api: simulatorApiConfig(sim, { requestsPerSecond: rateLimit, maxInFlight: 4 }),
-        state: { path: statePath },
-        log: { level: 'warn', pretty: false },
-        http: { enabled: false },
-        webhooks: { enabled: true, listen: `127.0.0.1:${port}`, path: webhookPath, secret: SECRET, catchUpInterval: 'PT0S' },
-        sync: {
-          defaults: { schedule: '0 0 1 1 *', initialFrom: sim.options.dataStart },
-          streams: { loads: { enabled: true, sinks: ['out'] } },
-        },
-        connectors: { out: { type: 'csv', options: { directory: out } } },
-      }),
-    );
     const truth: Array<Record<string, unknown>> = [];
     for await (const load of sim.truth('loads')) {
       if (load['isDeleted'] !== true) truth.push(load);
       if (truth.length === loads) break;
     }
-    child = spawn(process.execPath, [CLI, 'run', '--no-initial-sync', '-c', configFile], { stdio: ['ignore', 'ignore', 'pipe'] });
-    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    const exited = new Promise<number | null>((resolve) => child!.once('exit', (code) => resolve(code)));
-    const url = `http://127.0.0.1:${port}${webhookPath}`;
-    await until(async () => {
-      if (child!.exitCode !== null) throw new Error(`freight-sync run exited ${child!.exitCode}: ${stderr.slice(-2000)}`);
-      return fetch(url, { method: 'OPTIONS' }).then(
-        (r) => r.arrayBuffer().then(() => true),
-        () => false,
-      );
-    }, 30_000, 'the webhook receiver listens');
+    run = await startWebhookRun(sim, dir, { requestsPerSecond: rateLimit, streams: ['loads'] });
+    const { url, out, statePath } = run;
     const getsBefore = loadGets(sim.stats().byRoute);
     const limitedBefore = sim.stats().rateLimited;
 
@@ -218,12 +152,10 @@ export async function benchWebhookBurst(options: { events?: number; loads?: numb
     const byKey = latestUpdated(out, 'loads');
     const notInSink = truth.filter((load) => byKey.get(String(load['reference_number'])) !== Date.parse(String(load['updatedAt']))).length;
     const stats = sim.stats();
-    child.kill('SIGTERM');
-    await exited;
-    child = undefined;
+    await run.stop();
     return { events, loads, rateLimit, receiveSeconds, drainSeconds, afterReceiptSeconds: drainSeconds - receiveSeconds, loadGets: loadGets(stats.byRoute) - getsBefore, rateLimited: stats.rateLimited - limitedBefore, notInSink };
   } finally {
-    child?.kill('SIGKILL');
+    run?.kill();
     await sim.close();
     fs.rmSync(dir, { recursive: true, force: true });
   }
@@ -243,6 +175,71 @@ function latestUpdated(outDir: string, table: string): Map<string, number> {
   const latest = new Map<string, number>();
   for (const [key, rows] of rowsByKey(outDir, table)) latest.set(key, Math.max(...rows.map((r) => r.updated)));
   return latest;
+}
+
+interface WebhookRun {
+  url: string;
+  out: string;
+  statePath: string;
+  /** SIGTERM, then wait for the exit. */
+  stop(): Promise<void>;
+  kill(): void;
+}
+
+/**
+ * `freight-sync run` as a child process receiving webhooks: polling off (a yearly cron, so every
+ * row came through the webhook path), the CSV connector with its DEFAULT mappings (no `mappings`:
+ * config/mappings/, as users run them). Resolves once the receiver answers.
+ */
+async function startWebhookRun(sim: SimulatorHandle, dir: string, options: { requestsPerSecond: number; streams: string[] }): Promise<WebhookRun> {
+  const out = path.join(dir, 'out');
+  const statePath = path.join(dir, 'state.sqlite');
+  const port = await freePort();
+  const webhookPath = '/webhooks/freight';
+  const configFile = path.join(dir, 'bench.yaml');
+  fs.writeFileSync(
+    configFile,
+    stringify({
+      api: simulatorApiConfig(sim, { requestsPerSecond: options.requestsPerSecond, maxInFlight: 4 }),
+      state: { path: statePath },
+      log: { level: 'warn', pretty: false },
+      http: { enabled: false },
+      webhooks: { enabled: true, listen: `127.0.0.1:${port}`, path: webhookPath, secret: SECRET, catchUpInterval: 'PT0S' },
+      sync: {
+        defaults: { schedule: '0 0 1 1 *', initialFrom: sim.options.dataStart },
+        streams: Object.fromEntries(options.streams.map((s) => [s, { enabled: true, sinks: ['out'] }])),
+      },
+      connectors: { out: { type: 'csv', options: { directory: out } } },
+    }),
+  );
+  const child = spawn(process.execPath, [CLI, 'run', '--no-initial-sync', '-c', configFile], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const url = `http://127.0.0.1:${port}${webhookPath}`;
+  const kill = () => void (child.exitCode === null && child.kill('SIGKILL'));
+  try {
+    await until(async () => {
+      if (child.exitCode !== null) throw new Error(`freight-sync run exited ${child.exitCode}: ${stderr.slice(-2000)}`);
+      return fetch(url, { method: 'OPTIONS' }).then(
+        (r) => r.arrayBuffer().then(() => true),
+        () => false,
+      );
+    }, 30_000, 'the webhook receiver listens');
+  } catch (error) {
+    kill();
+    throw error;
+  }
+  return {
+    url,
+    out,
+    statePath,
+    kill,
+    async stop() {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
 }
 
 /** Rows of the daemon's webhook inbox matching `where`; undefined while the table does not exist yet. */
