@@ -21,7 +21,8 @@ function source(n: number, calls: { skip: number; limit: number | null }[]): Win
     appendOnly: true,
     fetch: async ({ skip, limit }): Promise<Page<RawRecord>> => {
       calls.push({ skip, limit });
-      return { items: records.slice(skip, skip + limit!), rejected: [], skip };
+      const items = records.slice(skip, skip + limit!);
+      return { items, rejected: [], skip, envelope: { data: items } as Page<RawRecord>['envelope'] };
     },
   };
 }
