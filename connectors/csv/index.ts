@@ -43,7 +43,7 @@ export const csvConnector: ConnectorFactory<CsvOptions> = {
       },
       async close() {
         try {
-          await sink.flush();
+          await sink.close();
         } catch (error) {
           // Durable in the staging folder: published at the next start.
           logger.warn({ err: error, directory }, 'could not publish the open batch at close; it is published at the next start');

@@ -7,6 +7,7 @@ import { applyRetention } from './retention.js';
 import type { CsvFormat } from './format-options.js';
 import { encodeChunk, type ChunkTable } from './page-chunk.js';
 import { publishBatch, PUBLISHED_SUFFIX } from './publish-batch.js';
+import { DropWriterLock } from './drop-lock.js';
 
 const PAGE_SUFFIX = '.page';
 const STAGED_PAGE = /^(\d{8}T\d{6}Z-\d{6,})\.(\d{6,})\.page$/;
@@ -40,6 +41,9 @@ interface OpenBatch {
  * published first, in order. A record that fails to map is left out and named in the
  * acknowledgement (`{ rejected }`): the engine quarantines and re-delivers it. Writes and
  * publishing are serialised: one batch is open at a time, so batches are published in name order.
+ * Across processes (`run` beside a `sync` on one drop) a writer lock (drop-lock.ts) is held from
+ * a batch's first page to its publication: names are chosen, and leftovers of a crashed writer
+ * published, only under it.
  */
 export class FileDropSink implements RecordSink {
   private queue: Promise<unknown> = Promise.resolve();
@@ -47,9 +51,11 @@ export class FileDropSink implements RecordSink {
   private open: OpenBatch | undefined;
   private last: { stamp: string; seq: number } | undefined;
   private readonly stagingDir: string;
+  private readonly lock: DropWriterLock;
 
   constructor(private readonly deps: DropSinkDeps) {
     this.stagingDir = deps.target.join(deps.directory, STAGING_DIR);
+    this.lock = new DropWriterLock(deps.target, this.stagingDir, deps.logger);
   }
 
   async write(batch: RecordBatch, signal: AbortSignal): Promise<SinkAck> {
@@ -93,13 +99,34 @@ export class FileDropSink implements RecordSink {
     });
   }
 
-  /** Publishes, in order, the batches a crash left staged (their pages were acknowledged). */
+  /**
+   * At close: publishes the open batch and, whatever happens, lets go of the writer lock — pages
+   * it could not publish are durable and published by the next writer (this one's lock would
+   * otherwise hold up other processes until this one exits).
+   */
+  async close(signal?: AbortSignal): Promise<void> {
+    try {
+      await this.flush(signal);
+    } finally {
+      await this.exclusive(() => this.lock.release()).catch(() => undefined);
+    }
+  }
+
+  /**
+   * Publishes, in order, the batches a crash left staged (their pages were acknowledged). While
+   * another live process holds the drop, its leftovers wait for this sink's first batch.
+   */
   async recover(): Promise<void> {
-    await this.exclusive(() => this.prepare());
+    await this.exclusive(async () => {
+      await this.prepare();
+      await this.acquire(new AbortController().signal, false);
+      if (!this.open) await this.lock.release();
+    });
   }
 
   private async stagePage(tables: readonly ChunkTable[], signal: AbortSignal): Promise<void> {
     await this.prepare();
+    await this.acquire(signal);
     const { target } = this.deps;
     // The same table with another header (a mapping change) cannot share a file: publish first.
     if (this.open && tables.some((t) => this.open!.heads.has(t.table) && !this.open!.heads.get(t.table)!.equals(t.head))) await this.publishOpen();
@@ -115,6 +142,7 @@ export class FileDropSink implements RecordSink {
     }
     await target.syncDir(this.stagingDir);
     open.pages.push(page);
+    await this.lock.refresh();
     for (const t of tables) {
       open.rows.set(t.table, (open.rows.get(t.table) ?? 0) + t.rows);
       if (!open.heads.has(t.table)) open.heads.set(t.table, t.head);
@@ -135,27 +163,16 @@ export class FileDropSink implements RecordSink {
     if (!open) return;
     await this.publish(open.name, open.pages);
     this.open = undefined;
+    await this.lock.release();
   }
 
-  private async publish(batch: string, pages: readonly string[]): Promise<void> {
-    const { target, directory, options, logger } = this.deps;
-    const files = await publishBatch({ target, directory, stagingDir: this.stagingDir, batch, pages, marker: options.marker });
-    if (files.length > 0) logger.debug({ directory: target.describe(directory), batch, files: files.length, rows: files.reduce((s, f) => s + f.rows, 0) }, 'published batch');
-    if (!options.retention) return;
-    try {
-      const deleted = await applyRetention(target, directory, options.retention, batch);
-      if (deleted.length > 0) logger.info({ directory: target.describe(directory), deleted: deleted.length }, 'retention removed old files');
-    } catch (error) {
-      // The batch is published; a failed clean-up must not fail the run.
-      logger.warn({ err: error, directory: target.describe(directory) }, 'retention failed');
-    }
-  }
-
-  /** Once: create the staging folder, find the last batch name, publish what a crash left staged. */
-  private async prepare(): Promise<void> {
-    if (this.ready) return;
+  /**
+   * Takes the writer lock (waiting while another process has a batch open), then catches up with
+   * what other writers did meanwhile: the last batch name, and batches a crashed one left staged.
+   */
+  private async acquire(signal: AbortSignal, wait = true): Promise<void> {
+    if (!(await this.lock.acquire(signal, { wait }))) return;
     const { target, directory } = this.deps;
-    await target.ensureDir(this.stagingDir);
     for (const entry of await target.list(directory)) this.noteBatch(batchFileOf(entry.name)?.batch);
     const leftover = new Map<string, string[]>();
     for (const entry of await target.list(this.stagingDir)) {
@@ -172,6 +189,26 @@ export class FileDropSink implements RecordSink {
       this.deps.logger.warn({ directory: target.describe(directory), batch, pages: pages.length }, 'publishing a batch staged before a crash');
       await this.publish(batch, pages);
     }
+  }
+
+  private async publish(batch: string, pages: readonly string[]): Promise<void> {
+    const { target, directory, options, logger } = this.deps;
+    const files = await publishBatch({ target, directory, stagingDir: this.stagingDir, batch, pages, marker: options.marker });
+    if (files.length > 0) logger.debug({ directory: target.describe(directory), batch, files: files.length, rows: files.reduce((s, f) => s + f.rows, 0) }, 'published batch');
+    if (!options.retention) return;
+    try {
+      const deleted = await applyRetention(target, directory, options.retention, batch);
+      if (deleted.length > 0) logger.info({ directory: target.describe(directory), deleted: deleted.length }, 'retention removed old files');
+    } catch (error) {
+      // The batch is published; a failed clean-up must not fail the run.
+      logger.warn({ err: error, directory: target.describe(directory) }, 'retention failed');
+    }
+  }
+
+  /** Once: create the staging folder (leftovers are published under the lock, in `acquire`). */
+  private async prepare(): Promise<void> {
+    if (this.ready) return;
+    await this.deps.target.ensureDir(this.stagingDir);
     this.ready = true;
   }
 

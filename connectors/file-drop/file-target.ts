@@ -48,6 +48,11 @@ export interface FileTarget {
   removeIfExists(path: string): Promise<boolean>;
   /** Makes renames and unlinks in `dir` durable where the target can (no-op over SFTP). */
   syncDir(dir: string): Promise<void>;
+  /**
+   * Creates `name` in `dir` with `content` only if no file of that name exists: true when this call
+   * created it, false when it was there already. Atomic against other writers (a lock file).
+   */
+  createExclusive(dir: string, name: string, content: Buffer): Promise<boolean>;
 }
 
 /** Stage then commit; for small files written after the data (markers, result files). */

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { access, mkdir, open, readdir, readFile, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { access, link, mkdir, open, readdir, readFile, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { throwIfAborted } from '../../src/util/abort.js';
 import { asStorageError } from '../../src/util/storage-errors.js';
@@ -108,6 +108,20 @@ export class LocalTarget implements FileTarget {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
       throw asStorageError(error, WHAT, file);
+    }
+  }
+
+  /** Written whole under a temp name, then hard-linked: `link` fails when the name exists, so the file appears complete or not at all. */
+  async createExclusive(dir: string, name: string, content: Buffer): Promise<boolean> {
+    const staged = await this.stage(dir, name, content, new AbortController().signal);
+    try {
+      await link(staged.tempPath, staged.finalPath);
+      return true;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw asStorageError(error, WHAT, staged.finalPath);
+    } finally {
+      await this.discard(staged);
     }
   }
 

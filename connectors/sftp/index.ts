@@ -109,7 +109,7 @@ export const sftpConnector: ConnectorFactory<SftpOptions> = {
       },
       async close() {
         try {
-          if (drop) await session.run(() => drop.flush(), new AbortController().signal);
+          if (drop) await session.run(() => drop.close(), new AbortController().signal);
         } catch (error) {
           // Durable in the staging folder: published at the next start.
           logger.warn({ err: error, directory: target.describe(remoteDir!) }, 'could not publish the open batch at close; it is published at the next start');

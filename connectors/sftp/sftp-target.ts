@@ -136,6 +136,20 @@ export class SftpTarget implements FileTarget {
     }
   }
 
+  /** Uploaded under a temp name, then moved with the plain SFTP rename, which fails when the name exists. */
+  async createExclusive(dir: string, name: string, content: Buffer): Promise<boolean> {
+    const staged = await this.stage(dir, name, content, new AbortController().signal);
+    const { client, guard } = await this.session.connection();
+    try {
+      await guard(client.rename(staged.tempPath, staged.finalPath));
+      return true;
+    } catch (error) {
+      await this.discard(staged);
+      if (await this.exists(staged.finalPath)) return false;
+      throw this.failed(`rename to ${staged.finalPath}:`, staged.tempPath, error);
+    }
+  }
+
   read(file: string, signal: AbortSignal): Promise<Buffer> {
     return this.transfers(async () => {
       throwIfAborted(signal);

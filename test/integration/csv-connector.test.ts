@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtemp, readdir, readFile, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -36,7 +37,8 @@ async function setup(options: Partial<CsvOptionsInput> = {}, mappings: [string, 
   const flush = () => instance.sink!.flush!(new AbortController().signal);
   /** Published entries (the hidden staging folder aside). */
   const list = async () => (await readdir(out)).filter((n) => n !== '.staging').sort();
-  const staged = async () => (await readdir(path.join(out, '.staging'))).sort();
+  // The writer lock (held while a batch is open) is not a staged page.
+  const staged = async () => (await readdir(path.join(out, '.staging'))).filter((n) => n !== 'writer.lock').sort();
   /** The batches published so far, in name order, with their manifests. */
   const batches = async () => {
     const names = (await list()).filter((n) => n.endsWith('.manifest.json'));
@@ -157,6 +159,9 @@ describe('csv connector', () => {
     const leftBatch = stagedName!.slice(0, stagedName!.indexOf('.'));
     // A publish interrupted after the data files, before the manifest: one file already in place.
     await writeFile(path.join(first.out, `${leftBatch}-things.csv`), 'id\r\n1\r\n');
+    // The killed writer's lock stays behind, naming a process that no longer runs: taken over.
+    const deadPid = spawnSync(process.execPath, ['-e', '']).pid;
+    await writeFile(path.join(first.out, '.staging', 'writer.lock'), JSON.stringify({ host: os.hostname(), pid: deadPid, token: 'killed', at: new Date().toISOString() }));
 
     const second = await setup({}, [['things', simple]], first.dir);
     const all = await second.batches();

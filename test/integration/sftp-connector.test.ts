@@ -1,5 +1,7 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readdir, readFile, utimes } from 'node:fs/promises';
+import { readdir, readFile, utimes, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import path from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -37,7 +39,8 @@ describe.skipIf(!available)('sftp connector against a real sshd', () => {
   const fresh = () => path.join(sshd.root, `case-${++n}`);
   /** Published entries (the hidden staging folder aside). */
   const list = async (dir: string) => (await readdir(dir)).filter((n) => n !== '.staging').sort();
-  const staged = async (dir: string) => (existsSync(path.join(dir, '.staging')) ? (await readdir(path.join(dir, '.staging'))).sort() : []);
+  // The writer lock (held while a batch is open) is not a staged page.
+  const staged = async (dir: string) => (existsSync(path.join(dir, '.staging')) ? (await readdir(path.join(dir, '.staging'))).filter((n) => n !== 'writer.lock').sort() : []);
   const file = async (dir: string, suffix: string) => path.join(dir, (await list(dir)).find((n) => n.endsWith(suffix))!);
 
   beforeAll(async () => {
@@ -74,7 +77,10 @@ describe.skipIf(!available)('sftp connector against a real sshd', () => {
     const killed = track(await createSftp(sftpOptions(sshd, { remoteDir: dir })));
     await killed.sink!.write(batchOf('things', 'k', [thing('2')]), never());
     expect(untimed(await staged(dir))).toEqual(['000002.000001.page']);
-    // No flush, no close: the next instance finds the page and publishes it at init.
+    // No flush, no close: the next instance finds the page and publishes it at init. The killed
+    // writer's lock stays behind naming a process that no longer runs: taken over.
+    const deadPid = spawnSync(process.execPath, ['-e', '']).pid;
+    await writeFile(path.join(dir, '.staging', 'writer.lock'), JSON.stringify({ host: hostname(), pid: deadPid, token: 'killed', at: new Date().toISOString() }));
     track(await createSftp(sftpOptions(sshd, { remoteDir: dir })));
     expect(untimed(await list(dir)).slice(3)).toEqual(['000002-thing_parts.csv', '000002-things.csv', '000002.manifest.json']);
     expect(rows(await readFile(await file(dir, '000002-things.csv'))).map((r) => r.id)).toEqual(['2']);
@@ -177,6 +183,8 @@ describe.skipIf(!available)('sftp connector against a real sshd', () => {
       await expect(failing).rejects.toThrow(/sftp .*127\.0\.0\.1/);
       expect((await staged(dir)).filter((f) => !f.startsWith('.tmp-'))).toEqual([]);
       expect(await list(dir)).toEqual([]);
+      // One writer per drop at a time: the failed sink lets go of it when closed.
+      await noRetry.close();
 
       const retrying = track(await createSftp(sftpOptions(sshd, { port: proxy.port, remoteDir: dir, reconnect: { attempts: 3, baseDelay: 50 } })));
       const batch = bigBatch('cut', 30);
