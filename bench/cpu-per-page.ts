@@ -1,0 +1,119 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { openApp } from '../src/app/compose.js';
+import { runPass } from '../src/app/sync-pass.js';
+import { parseConfig } from '../src/config/parse-config.js';
+import { silentLogger } from '../src/util/logger.js';
+import { startSimulatorProcess } from './simulator-process.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+/** The slim 5-column mapping older benchmarks used: the engine's cost without the default mapping's. */
+const SLIM_LOADS_MAPPING = {
+  table: 'loads',
+  key: ['record_key'],
+  columns: [
+    { name: 'record_key', path: '$key' },
+    { name: 'status', path: 'status' },
+    { name: 'caller', path: 'callerName' },
+    { name: 'container_no', path: 'containerNo' },
+    { name: 'total', path: 'totalAmount', transform: 'number' },
+  ],
+};
+
+export type CpuCase = 'csv-default' | 'csv-slim' | 'null';
+
+export interface CpuPerPageResult {
+  case: CpuCase;
+  records: number;
+  pages: number;
+  cpuMs: number;
+  cpuMsPerPage: number;
+  wallSeconds: number;
+}
+
+/**
+ * CPU of this process (user + system) per 50-record page for a backfill of the loads stream, with
+ * the simulator in its own process so the server's CPU is not counted. Measures what a user runs
+ * (the default loads mapping into the CSV sink), beside the slim mapping and a null sink.
+ */
+export async function benchCpuPerPage(loads: number, cases: readonly CpuCase[] = ['csv-default', 'csv-slim', 'null']): Promise<CpuPerPageResult[]> {
+  const sim = await startSimulatorProcess({ seed: 7, loads });
+  const results: CpuPerPageResult[] = [];
+  try {
+    for (const which of cases) results.push(await runCase(sim, which));
+  } finally {
+    await sim.stop();
+  }
+  return results;
+}
+
+async function runCase(sim: Awaited<ReturnType<typeof startSimulatorProcess>>, which: CpuCase): Promise<CpuPerPageResult> {
+  const dataStart = '2000-01-01T00:00:00.000Z';
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'freight-sync-cpu-'));
+  try {
+    const out =
+      which === 'null'
+        ? { module: path.resolve(here, 'null-sink.js') }
+        : { type: 'csv', options: { directory: path.join(dir, 'out') }, ...(which === 'csv-slim' ? { mappings: { loads: SLIM_LOADS_MAPPING } } : {}) };
+    const config = parseConfig(
+      {
+        api: {
+          variant: 'main',
+          baseUrl: sim.baseUrl,
+          auth: { clientId: sim.clientId, clientSecret: sim.clientSecret },
+          rateLimit: { requestsPerSecond: 100_000, maxInFlight: 1 },
+        },
+        state: { path: path.join(dir, 'state.sqlite') },
+        log: { level: 'silent' },
+        sync: { defaults: { initialFrom: dataStart }, streams: { loads: { enabled: true, sinks: ['out'] } } },
+        connectors: { out },
+      },
+      { source: 'bench', baseDir: dir },
+    );
+    const app = await openApp({ config, filePath: path.join(dir, 'bench.yaml'), baseDir: dir }, { logger: silentLogger(), withConnectors: true });
+    const to = new Date(Date.now() - 5000).toISOString();
+    const cpuBefore = process.cpuUsage();
+    const started = process.hrtime.bigint();
+    let summaries;
+    try {
+      summaries = await runPass(app, { command: 'bench', backfill: { from: dataStart, to }, signal: new AbortController().signal });
+    } finally {
+      await app.close();
+    }
+    const cpu = process.cpuUsage(cpuBefore);
+    const wallSeconds = Number(process.hrtime.bigint() - started) / 1e9;
+    const loadsRun = summaries.find((s) => s.stream === 'loads');
+    if (!loadsRun || loadsRun.status !== 'ok') throw new Error(`backfill of loads did not finish: ${loadsRun?.error ?? 'no summary'}`);
+    const cpuMs = (cpu.user + cpu.system) / 1000;
+    return { case: which, records: loadsRun.delivered, pages: loadsRun.pages, cpuMs, cpuMsPerPage: cpuMs / Math.max(1, loadsRun.pages), wallSeconds };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const CASE_NAMES: Record<CpuCase, string> = {
+  'csv-default': 'CSV sink, default loads mapping',
+  'csv-slim': 'CSV sink, slim 5-column mapping',
+  null: 'null sink',
+};
+export const describeCpuCase = (which: CpuCase): string => CASE_NAMES[which];
+
+/** `node dist/bench/cpu-per-page.js [loads] [case,…]`: this section alone (e.g. under `--cpu-prof`). */
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const loads = Number(process.argv[2] ?? 20_000);
+  const cases = (process.argv[3]?.split(',') as CpuCase[] | undefined) ?? undefined;
+  benchCpuPerPage(loads, cases).then(
+    (results) => {
+      for (const r of results) {
+        process.stdout.write(`${describeCpuCase(r.case).padEnd(34)} records=${r.records} pages=${r.pages} cpu=${r.cpuMs.toFixed(0)} ms  cpu/page=${r.cpuMsPerPage.toFixed(2)} ms  wall=${r.wallSeconds.toFixed(1)} s\n`);
+      }
+    },
+    (error: unknown) => {
+      process.stderr.write(`cpu-per-page failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}
