@@ -41,12 +41,16 @@ export function parseIsoFast(text: string): number | undefined {
   return millis >= FIRST && millis <= LAST ? millis : undefined;
 }
 
-/** The `date` transform's output in UTC for the formats that need no luxon; undefined for the others. */
-export function formatUtcFast(millis: number, format: string): string | number | undefined {
+/**
+ * The `date` transform's output in UTC for the formats that need no luxon; undefined for the others.
+ * `text` is what `parseIsoFast` accepted: when it already is the canonical `YYYY-MM-DDTHH:mm:ss.sssZ`
+ * (what the API sends), it is the ISO output as it stands.
+ */
+export function formatUtcFast(millis: number, format: string, text: string): string | number | undefined {
   if (millis < FIRST || millis > LAST) return undefined;
   switch (format) {
     case 'iso':
-      return new Date(millis).toISOString();
+      return text.length === 24 && text[19] === '.' && text[23] === 'Z' ? text : new Date(millis).toISOString();
     case 'isoDate':
       return new Date(millis).toISOString().slice(0, 10);
     case 'epochMillis':

@@ -64,9 +64,10 @@ function applyOne(value: unknown, transform: CompiledTransform): unknown {
 
 /** ISO 8601 texts take the fast path (the API's dates); luxon handles every other shape, zone and format. */
 function convertDate(value: unknown, format: string, timeZone: string): string | number {
-  const millis = typeof value === 'string' ? parseIsoFast(value.trim()) : undefined;
+  const text = typeof value === 'string' ? value.trim() : '';
+  const millis = text === '' ? undefined : parseIsoFast(text);
   if (millis === undefined) return formatDate(parseDate(value), format, timeZone);
-  const fast = timeZone === 'UTC' ? formatUtcFast(millis, format) : undefined;
+  const fast = timeZone === 'UTC' ? formatUtcFast(millis, format, text) : undefined;
   return fast ?? formatDate(DateTime.fromMillis(millis, { zone: 'utc' }), format, timeZone);
 }
 
