@@ -2,26 +2,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { openApp } from '../src/app/compose.js';
 import { runPass } from '../src/app/sync-pass.js';
-import { parseConfig } from '../src/config/parse-config.js';
-import { silentLogger } from '../src/util/logger.js';
-import { startSimulatorProcess } from './simulator-process.js';
+import { openLoadsBackfillApp, SLIM_LOADS_MAPPING } from './loads-backfill-app.js';
+import { startSimulatorProcess, type SimulatorProcess } from './simulator-process.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-
-/** The slim 5-column mapping older benchmarks used: the engine's cost without the default mapping's. */
-const SLIM_LOADS_MAPPING = {
-  table: 'loads',
-  key: ['record_key'],
-  columns: [
-    { name: 'record_key', path: '$key' },
-    { name: 'status', path: 'status' },
-    { name: 'caller', path: 'callerName' },
-    { name: 'container_no', path: 'containerNo' },
-    { name: 'total', path: 'totalAmount', transform: 'number' },
-  ],
-};
 
 export type CpuCase = 'csv-default' | 'csv-slim' | 'null';
 
@@ -50,7 +35,7 @@ export async function benchCpuPerPage(loads: number, cases: readonly CpuCase[] =
   return results;
 }
 
-async function runCase(sim: Awaited<ReturnType<typeof startSimulatorProcess>>, which: CpuCase): Promise<CpuPerPageResult> {
+async function runCase(sim: SimulatorProcess, which: CpuCase): Promise<CpuPerPageResult> {
   const dataStart = '2000-01-01T00:00:00.000Z';
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'freight-sync-cpu-'));
   try {
@@ -58,22 +43,7 @@ async function runCase(sim: Awaited<ReturnType<typeof startSimulatorProcess>>, w
       which === 'null'
         ? { module: path.resolve(here, 'null-sink.js') }
         : { type: 'csv', options: { directory: path.join(dir, 'out') }, ...(which === 'csv-slim' ? { mappings: { loads: SLIM_LOADS_MAPPING } } : {}) };
-    const config = parseConfig(
-      {
-        api: {
-          variant: 'main',
-          baseUrl: sim.baseUrl,
-          auth: { clientId: sim.clientId, clientSecret: sim.clientSecret },
-          rateLimit: { requestsPerSecond: 100_000, maxInFlight: 1 },
-        },
-        state: { path: path.join(dir, 'state.sqlite') },
-        log: { level: 'silent' },
-        sync: { defaults: { initialFrom: dataStart }, streams: { loads: { enabled: true, sinks: ['out'] } } },
-        connectors: { out },
-      },
-      { source: 'bench', baseDir: dir },
-    );
-    const app = await openApp({ config, filePath: path.join(dir, 'bench.yaml'), baseDir: dir }, { logger: silentLogger(), withConnectors: true });
+    const app = await openLoadsBackfillApp(sim, dir, dataStart, out);
     const to = new Date(Date.now() - 5000).toISOString();
     const cpuBefore = process.cpuUsage();
     const started = process.hrtime.bigint();

@@ -138,9 +138,10 @@ async function main(): Promise<void> {
   }
 
   const body = sections.map((s) => `### ${s.title}\n\n\`\`\`\n${s.table}\`\`\`\n${s.notes ? `\n${s.notes}\n` : ''}`).join('\n');
-  const report = `# Benchmark results\n\n${startedAt.toISOString()} — ${machine}${quick ? ' — quick sizes' : ''}\n\nCommand: \`npm run bench${quick ? ' -- --quick' : ''}\`\n\n${body}`;
+  const report = `# Benchmark results\n\n${startedAt.toISOString()} — ${machine}${quick ? ' — quick sizes' : ''}\n\nCommand: \`npm run bench${quick || only ? ' --' : ''}${quick ? ' --quick' : ''}${only ? ` --only=${only.join(',')}` : ''}\`\n\n${body}`;
   process.stdout.write(`\n${report}\n`);
-  const resultsFile = path.resolve(here, '../../bench/results.md');
+  // A selection (`--only=cpu`) is saved beside the full table, never over it.
+  const resultsFile = path.resolve(here, `../../bench/${only ? `results-${only.join('-')}` : 'results'}.md`);
   fs.writeFileSync(resultsFile, report);
   log(`saved ${path.relative(process.cwd(), resultsFile)}`);
 }
