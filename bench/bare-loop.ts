@@ -2,11 +2,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { openApp } from '../src/app/compose.js';
 import { runPass } from '../src/app/sync-pass.js';
-import { parseConfig } from '../src/config/parse-config.js';
 import { startSimulatorProcess } from './simulator-process.js';
-import { silentLogger } from '../src/util/logger.js';
+import { openLoadsBackfillApp } from './loads-backfill-app.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -62,22 +60,7 @@ export async function benchSideBySide(loads: number, latencyMs = 0): Promise<Sid
     }
     const bareSeconds = Number(process.hrtime.bigint() - bareStart) / 1e9;
 
-    const config = parseConfig(
-      {
-        api: {
-          variant: 'main',
-          baseUrl: sim.baseUrl,
-          auth: { clientId: sim.clientId, clientSecret: sim.clientSecret },
-          rateLimit: { requestsPerSecond: 100_000, maxInFlight: 1 },
-        },
-        state: { path: path.join(dir, 'state.sqlite') },
-        log: { level: 'silent' },
-        sync: { defaults: { initialFrom: dataStart }, streams: { loads: { enabled: true, sinks: ['out'] } } },
-        connectors: { out: { module: path.resolve(here, 'null-sink.js') } },
-      },
-      { source: 'bench', baseDir: dir },
-    );
-    const app = await openApp({ config, filePath: path.join(dir, 'bench.yaml'), baseDir: dir }, { logger: silentLogger(), withConnectors: true });
+    const app = await openLoadsBackfillApp(sim, dir, dataStart, { module: path.resolve(here, 'null-sink.js') });
     const engineStart = process.hrtime.bigint();
     try {
       await runPass(app, { command: 'bench', backfill: { from: dataStart, to }, signal: new AbortController().signal });

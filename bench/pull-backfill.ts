@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { startSimulator } from '../src/simulator/index.js';
 import { simulatorApiConfig } from './simulator-api-config.js';
+import { SLIM_LOADS_MAPPING } from './loads-backfill-app.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const CLI = path.resolve(here, '../src/cli/bin.js');
@@ -51,19 +52,7 @@ export async function benchBackfill(options: {
               type: 'csv',
               options: { directory: path.join(dir, 'out') },
               // A slim mapping: the benchmark measures the engine, not how fast the disk takes _raw.
-              mappings: {
-                loads: {
-                  table: 'loads',
-                  key: ['record_key'],
-                  columns: [
-                    { name: 'record_key', path: '$key' },
-                    { name: 'status', path: 'status' },
-                    { name: 'caller', path: 'callerName' },
-                    { name: 'container_no', path: 'containerNo' },
-                    { name: 'total', path: 'totalAmount', transform: 'number' },
-                  ],
-                },
-              },
+              mappings: { loads: SLIM_LOADS_MAPPING },
             },
           };
     const configFile = path.join(dir, 'bench.yaml');

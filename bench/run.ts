@@ -10,6 +10,7 @@ import { describeMachine } from './machine.js';
 import { benchBackfill, type BackfillBenchResult } from './pull-backfill.js';
 import { benchWebhookEventsSteady, type WebhookEventsPass } from './webhook-events-steady.js';
 import { benchWebhookBurst, benchWebhookLatency } from './webhook-latency.js';
+import { benchCpuPerPage, describeCpuCase } from './cpu-per-page.js';
 
 /**
  * `npm run bench`: every benchmark of the project in one table, printed and saved to
@@ -51,6 +52,20 @@ async function main(): Promise<void> {
         ['loads', 'seconds', 'records/s', 'requests', 'req/record ÷ min', 'peak RSS MiB', 'delivered'],
         rows.map((r) => [r.loads, fixed(r.seconds, 1), Math.round(r.recordsPerSecond), r.requests, fixed(r.requestsPerRecordRatio, 3), fixed(r.peakRssMiB, 0), r.delivered]),
       ),
+    });
+  }
+
+  if (wanted('cpu')) {
+    const loads = quick ? 10_000 : 20_000;
+    log(`CPU per 50-record page, backfill of ${loads} loads (default mapping and slim mapping into CSV, null sink) …`);
+    const rows = await benchCpuPerPage(loads);
+    sections.push({
+      title: 'Pull: CPU per 50-record page of this process, simulator in its own process (goal: ≤ 9 ms with the default loads mapping into CSV)',
+      table: renderTable(
+        ['sink and mapping', 'records', 'pages', 'CPU ms', 'CPU ms/page', 'wall s'],
+        rows.map((r) => [describeCpuCase(r.case), r.records, r.pages, Math.round(r.cpuMs), fixed(r.cpuMsPerPage), fixed(r.wallSeconds, 1)]),
+      ),
+      notes: 'process.cpuUsage() (user + system) around `runPass` of a loads backfill; includes GC, HTTP parsing, SQLite state and the sink. Alone: `npm run build && node dist/bench/run.js --only=cpu`.',
     });
   }
 
@@ -171,7 +186,8 @@ async function main(): Promise<void> {
   const body = sections.map((s) => `### ${s.title}\n\n\`\`\`\n${s.table}\`\`\`\n${s.notes ? `\n${s.notes}\n` : ''}`).join('\n');
   const report = `# Benchmark results\n\n${startedAt.toISOString()} — ${machine}${quick ? ' — quick sizes' : ''}\n\nCommand: \`npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}\`\n\n${body}`;
   process.stdout.write(`\n${report}\n`);
-  const resultsFile = resultsArg ? path.resolve(resultsArg) : path.resolve(here, '../../bench/results.md');
+  // A selection (`--only=cpu`) is saved beside the full table, never over it; `--results=` names the file.
+  const resultsFile = resultsArg ? path.resolve(resultsArg) : path.resolve(here, `../../bench/${only ? `results-${only.join('-')}` : 'results'}.md`);
   fs.writeFileSync(resultsFile, report);
   log(`saved ${path.relative(process.cwd(), resultsFile)}`);
 }

@@ -1,6 +1,7 @@
 import type { RecordBatch, SyncRecord } from '../contracts/index.js';
 import type { MappedBatch, MappedTable, MapOptions as MapBatchOptions, MapResult as MapBatchResult, Row } from '../contracts/mapping.js';
 import { describeValue } from '../util/describe-value.js';
+import { recordJson } from '../util/record-json.js';
 import { MappingError, type RecordMappingError } from './mapping-error.js';
 import { applyTransforms, toCell, TransformError } from './transforms.js';
 import { deleteAtSegments, getAtSegments, type CompiledPath } from './path.js';
@@ -159,7 +160,8 @@ function rawJson(value: unknown, table: CompiledTable, options: MapBatchOptions,
     subject = structuredClone(value);
     for (const segments of table.rawOmit) deleteAtSegments(subject, segments);
   }
-  const text = JSON.stringify(subject ?? null);
+  // The record itself (no omissions): the text the content hash already made, not a second stringify.
+  const text = subject === value && subject !== null && typeof subject === 'object' && !Array.isArray(subject) ? recordJson(subject) : JSON.stringify(subject ?? null);
   const reason = options.checkText?.(text);
   if (reason) fail(`${reason} in the raw JSON`);
   return text;

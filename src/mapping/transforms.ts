@@ -5,6 +5,7 @@ import { getAtSegments } from './path.js';
 import { describeValue } from '../util/describe-value.js';
 import type { Cell, CompiledTransform } from './compile-mapping.js';
 import { DecimalError, toDecimalText, toInteger } from './decimal.js';
+import { formatUtcFast, parseIsoFast } from './iso-date.js';
 
 /** A value a transform cannot convert; the mapper adds stream, key and column to the message. */
 export class TransformError extends Error {
@@ -36,7 +37,7 @@ function applyOne(value: unknown, transform: CompiledTransform): unknown {
   }
   switch (transform.type) {
     case 'date':
-      return formatDate(parseDate(value), transform.format, transform.timeZone);
+      return convertDate(value, transform.format, transform.timeZone);
     case 'number':
       return toNumber(value, transform.decimals, transform.fixed);
     case 'decimal':
@@ -59,6 +60,15 @@ function applyOne(value: unknown, transform: CompiledTransform): unknown {
       return transform.trim ? text.trim() : text;
     }
   }
+}
+
+/** ISO 8601 texts take the fast path (the API's dates); luxon handles every other shape, zone and format. */
+function convertDate(value: unknown, format: string, timeZone: string): string | number {
+  const text = typeof value === 'string' ? value.trim() : '';
+  const millis = text === '' ? undefined : parseIsoFast(text);
+  if (millis === undefined) return formatDate(parseDate(value), format, timeZone);
+  const fast = timeZone === 'UTC' ? formatUtcFast(millis, format, text) : undefined;
+  return fast ?? formatDate(DateTime.fromMillis(millis, { zone: 'utc' }), format, timeZone);
 }
 
 function parseDate(value: unknown): DateTime {

@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { recordJson } from '../util/record-json.js';
 
 /**
  * The hash of a record's content. Records re-read through overlapping windows (lookback) are
@@ -13,7 +14,9 @@ import crypto from 'node:crypto';
 const oneShot = (crypto as { hash?: (algorithm: string, data: string, encoding: 'base64url') => string }).hash;
 
 export function contentHash(op: string, data: unknown): string {
-  const text = `${op}\u0000${JSON.stringify(data) ?? 'null'}`;
+  // A record's text is kept for the mapper's `_raw` (serialised once per record, see recordJson).
+  const json = data !== null && typeof data === 'object' && !Array.isArray(data) ? recordJson(data) : JSON.stringify(data);
+  const text = `${op}\u0000${json ?? 'null'}`;
   // crypto.hash (Node ≥ 20.12) skips the Hash object; older Node falls back.
   return oneShot ? oneShot('sha1', text, 'base64url') : crypto.createHash('sha1').update(text).digest('base64url');
 }

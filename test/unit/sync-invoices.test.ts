@@ -189,6 +189,18 @@ describe('readInvoices: gap-fill of loads that should have an invoice', () => {
     expect(await candidate('L8')).toBeUndefined();
   });
 
+  it('adds a page of candidates at once, counting only the new ones', async () => {
+    await side.recordInvoices([{ invoiceId: 'i1', status: 'FULL_PAID', billingDate: at(T0), kind: 'primary', deleted: false, loadReferenceNumbers: ['L1'] }]);
+    expect(await side.addInvoiceCandidates(['L2'], 'test')).toBe(1);
+    // L1 has its invoice, L2 is already a candidate, L3 is repeated: two new candidates.
+    expect(await side.addInvoiceCandidates(['L1', 'L2', 'L3', 'L3', 'L4'], 'page')).toBe(2);
+    expect(await candidate('L1')).toBeUndefined();
+    expect(await candidate('L2')).toMatchObject({ reason: 'test' });
+    expect(await candidate('L4')).toMatchObject({ reason: 'page' });
+    const many = Array.from({ length: 1200 }, (_, i) => `M${i}`);
+    expect(await side.addInvoiceCandidates(many, 'bulk')).toBe(1200);
+  });
+
   it('does not look up candidates whose invoice is already known', async () => {
     await side.recordInvoices([{ invoiceId: 'i1', status: 'FULL_PAID', billingDate: at(T0), kind: 'primary', deleted: false, loadReferenceNumbers: ['L1'] }]);
     expect(await side.addInvoiceCandidates(['L1'], 'test')).toBe(0);

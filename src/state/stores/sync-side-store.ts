@@ -212,14 +212,16 @@ export class SyncSideStore {
       for (const row of rows) known.add(row.load_reference_number);
     }
     const at = this.now().toISOString();
+    const fresh = unique.filter((ref) => !known.has(ref));
     let added = 0;
-    for (const ref of unique) {
-      if (known.has(ref)) continue;
+    // One multi-row insert per chunk, not one statement per load (this runs for every page of loads).
+    for (let i = 0; i < fresh.length; i += IN_CHUNK) {
       const result = await this.db
         .insertInto('invoice_candidates')
-        .values({ load_reference_number: ref, reason, last_error: null, created_at: at, next_attempt_at: at })
+        .values(fresh.slice(i, i + IN_CHUNK).map((ref) => ({ load_reference_number: ref, reason, last_error: null, created_at: at, next_attempt_at: at })))
         .onConflict((oc) => oc.column('load_reference_number').doNothing())
         .executeTakeFirst();
+      // SQLite counts only the rows actually inserted (DO NOTHING skips the rest).
       added += Number(result.numInsertedOrUpdatedRows ?? 0n);
     }
     return added;

@@ -1,0 +1,89 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { runPass } from '../src/app/sync-pass.js';
+import { openLoadsBackfillApp, SLIM_LOADS_MAPPING } from './loads-backfill-app.js';
+import { startSimulatorProcess, type SimulatorProcess } from './simulator-process.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+export type CpuCase = 'csv-default' | 'csv-slim' | 'null';
+
+export interface CpuPerPageResult {
+  case: CpuCase;
+  records: number;
+  pages: number;
+  cpuMs: number;
+  cpuMsPerPage: number;
+  wallSeconds: number;
+}
+
+/**
+ * CPU of this process (user + system) per 50-record page for a backfill of the loads stream, with
+ * the simulator in its own process so the server's CPU is not counted. Measures what a user runs
+ * (the default loads mapping into the CSV sink), beside the slim mapping and a null sink.
+ */
+export async function benchCpuPerPage(loads: number, cases: readonly CpuCase[] = ['csv-default', 'csv-slim', 'null']): Promise<CpuPerPageResult[]> {
+  const sim = await startSimulatorProcess({ seed: 7, loads });
+  const results: CpuPerPageResult[] = [];
+  try {
+    for (const which of cases) results.push(await runCase(sim, which));
+  } finally {
+    await sim.stop();
+  }
+  return results;
+}
+
+async function runCase(sim: SimulatorProcess, which: CpuCase): Promise<CpuPerPageResult> {
+  const dataStart = '2000-01-01T00:00:00.000Z';
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'freight-sync-cpu-'));
+  try {
+    const out =
+      which === 'null'
+        ? { module: path.resolve(here, 'null-sink.js') }
+        : { type: 'csv', options: { directory: path.join(dir, 'out') }, ...(which === 'csv-slim' ? { mappings: { loads: SLIM_LOADS_MAPPING } } : {}) };
+    const app = await openLoadsBackfillApp(sim, dir, dataStart, out);
+    const to = new Date(Date.now() - 5000).toISOString();
+    const cpuBefore = process.cpuUsage();
+    const started = process.hrtime.bigint();
+    let summaries;
+    try {
+      summaries = await runPass(app, { command: 'bench', backfill: { from: dataStart, to }, signal: new AbortController().signal });
+    } finally {
+      await app.close();
+    }
+    const cpu = process.cpuUsage(cpuBefore);
+    const wallSeconds = Number(process.hrtime.bigint() - started) / 1e9;
+    const loadsRun = summaries.find((s) => s.stream === 'loads');
+    if (!loadsRun || loadsRun.status !== 'ok') throw new Error(`backfill of loads did not finish: ${loadsRun?.error ?? 'no summary'}`);
+    const cpuMs = (cpu.user + cpu.system) / 1000;
+    return { case: which, records: loadsRun.delivered, pages: loadsRun.pages, cpuMs, cpuMsPerPage: cpuMs / Math.max(1, loadsRun.pages), wallSeconds };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const CASE_NAMES: Record<CpuCase, string> = {
+  'csv-default': 'CSV sink, default loads mapping',
+  'csv-slim': 'CSV sink, slim 5-column mapping',
+  null: 'null sink',
+};
+export const describeCpuCase = (which: CpuCase): string => CASE_NAMES[which];
+
+/** `node dist/bench/cpu-per-page.js [loads] [case,…]`: this section alone (e.g. under `--cpu-prof`). */
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const loads = Number(process.argv[2] ?? 20_000);
+  const cases = (process.argv[3]?.split(',') as CpuCase[] | undefined) ?? undefined;
+  benchCpuPerPage(loads, cases).then(
+    (results) => {
+      for (const r of results) {
+        process.stdout.write(`${describeCpuCase(r.case).padEnd(34)} records=${r.records} pages=${r.pages} cpu=${r.cpuMs.toFixed(0)} ms  cpu/page=${r.cpuMsPerPage.toFixed(2)} ms  wall=${r.wallSeconds.toFixed(1)} s\n`);
+      }
+    },
+    (error: unknown) => {
+      process.stderr.write(`cpu-per-page failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}
