@@ -2,6 +2,7 @@ import { mappingRejections, type ContractLogger as Logger, type RecordBatch, typ
 import { sleep, throwIfAborted } from '../../src/util/abort.js';
 import type { AnyDb } from './connect.js';
 import { classifyDbError, columnOfError } from './db-errors.js';
+import { canWriteInOneStatement, writeBatchInOneStatement } from './batch-statement.js';
 import { clearSyncErrors, insertSyncErrors, type SyncErrorRow } from './errors-table.js';
 import { groupRecords, type RecordGroup } from './record-groups.js';
 import { SqlRowError } from './row-error.js';
@@ -29,9 +30,11 @@ interface Rejection {
 }
 
 /**
- * Upserts each batch in ONE transaction and resolves only after COMMIT (the acknowledgement). A
- * row the database refuses does not take the batch with it: the batch is rolled back to a
- * savepoint and written again record by record, each in its own savepoint; the rest commits.
+ * Upserts each batch in ONE transaction and resolves only after COMMIT (the acknowledgement). On
+ * PostgreSQL and MariaDB a clean batch is one statement (BEGIN, statement, COMMIT: three round
+ * trips; see batch-statement.ts); elsewhere one statement per table. A row the database refuses
+ * does not take the batch with it: the batch is rolled back and written again record by record,
+ * each in its own savepoint; the rest commits.
  * Refused records — and records that failed to map — are named in the acknowledgement
  * (`{ rejected }`), so the engine quarantines and re-delivers them; they are also mirrored into
  * the errors table (same transaction) and the log. Errors that are not about a row's data
@@ -75,18 +78,64 @@ export class SqlSink implements RecordSink {
     signal: AbortSignal,
   ): Promise<Rejection[]> {
     const { db, ctx, options } = this.deps;
+    if (canWriteInOneStatement(ctx, plan, groups, options.deleteMode)) {
+      const trx = await db.startTransaction().execute();
+      let done = false;
+      try {
+        await writeBatchInOneStatement(trx, ctx, plan, groups, { table: this.deps.errorsTable, stream: batch.stream });
+        await insertSyncErrors(trx, ctx, this.deps.errorsTable, mappingRows, options.textLength);
+        throwIfAborted(signal);
+        await trx.commit().execute();
+        done = true;
+        return [];
+      } catch (error) {
+        // Retryable (deadlock) or aborted: the caller decides. Anything else — a refused row, or a
+        // statement this database would not take — is settled by the isolating path below, which
+        // names the refused records (or fails the batch with the real error).
+        if (signal.aborted || classifyDbError(ctx.dialect, error).retryable) throw error;
+        this.deps.logger.debug({ stream: batch.stream, batchId: batch.batchId, err: error }, 'sql batch statement failed; writing record by record');
+        await trx.rollback().execute().catch(() => undefined);
+        done = true;
+        return this.writeIsolating(batch, plan, mapper, groups, mappingRows, signal, !this.isRowDataError(error));
+      } finally {
+        if (!done) await trx.rollback().execute().catch(() => undefined);
+      }
+    }
+    return this.writeIsolating(batch, plan, mapper, groups, mappingRows, signal, true);
+  }
+
+  /**
+   * The statement-per-table path: the whole batch first (when `wholeBatchFirst`), and on a refused
+   * row, each record in its own savepoint; the rest commits.
+   */
+  private async writeIsolating(
+    batch: RecordBatch,
+    plan: StreamPlan,
+    mapper: StreamMapper,
+    groups: readonly RecordGroup[],
+    mappingRows: readonly SyncErrorRow[],
+    signal: AbortSignal,
+    wholeBatchFirst: boolean,
+  ): Promise<Rejection[]> {
+    const { db, ctx, options } = this.deps;
     const settings = { ctx, deleteMode: options.deleteMode };
     const trx = await db.startTransaction().execute();
     let done = false;
     try {
       const rejections: Rejection[] = [];
-      const batchPoint = await trx.savepoint('batch').execute();
-      try {
-        await writeGroups(batchPoint, plan, groups, settings, signal);
-        await this.release(batchPoint, 'batch');
-      } catch (error) {
-        if (!this.isRowDataError(error)) throw error;
-        await batchPoint.rollbackToSavepoint('batch').execute();
+      let isolate = !wholeBatchFirst;
+      if (wholeBatchFirst) {
+        const batchPoint = await trx.savepoint('batch').execute();
+        try {
+          await writeGroups(batchPoint, plan, groups, settings, signal);
+          await this.release(batchPoint, 'batch');
+        } catch (error) {
+          if (!this.isRowDataError(error)) throw error;
+          await batchPoint.rollbackToSavepoint('batch').execute();
+          isolate = true;
+        }
+      }
+      if (isolate) {
         for (const group of groups) {
           throwIfAborted(signal);
           const rowPoint = await trx.savepoint('row').execute();
