@@ -82,31 +82,30 @@ export class SqlSink implements RecordSink {
       const trx = await db.startTransaction().execute();
       let done = false;
       try {
-        await writeBatchInOneStatement(trx, ctx, plan, groups, { table: this.deps.errorsTable, stream: batch.stream });
-        await insertSyncErrors(trx, ctx, this.deps.errorsTable, mappingRows, options.textLength);
-        throwIfAborted(signal);
-        await trx.commit().execute();
-        done = true;
-        return [];
+        if (await writeBatchInOneStatement(trx, ctx, plan, groups, { table: this.deps.errorsTable, stream: batch.stream })) {
+          await insertSyncErrors(trx, ctx, this.deps.errorsTable, mappingRows, options.textLength);
+          throwIfAborted(signal);
+          await trx.commit().execute();
+          done = true;
+          return [];
+        }
+        // A late, older version is in the batch: the statement-per-table path keeps its children out.
       } catch (error) {
         // Retryable (deadlock) or aborted: the caller decides. Anything else — a refused row, or a
-        // statement this database would not take — is settled by the isolating path below, which
-        // names the refused records (or fails the batch with the real error).
+        // statement this database would not take — is settled by the statement-per-table path,
+        // which isolates the refused records (or fails the batch with the real error).
         if (signal.aborted || classifyDbError(ctx.dialect, error).retryable) throw error;
-        this.deps.logger.debug({ stream: batch.stream, batchId: batch.batchId, err: error }, 'sql batch statement failed; writing record by record');
-        await trx.rollback().execute().catch(() => undefined);
-        done = true;
-        return this.writeIsolating(batch, plan, mapper, groups, mappingRows, signal, !this.isRowDataError(error));
+        this.deps.logger.debug({ stream: batch.stream, batchId: batch.batchId, err: error }, 'sql batch statement failed; writing table by table');
       } finally {
         if (!done) await trx.rollback().execute().catch(() => undefined);
       }
     }
-    return this.writeIsolating(batch, plan, mapper, groups, mappingRows, signal, true);
+    return this.writeIsolating(batch, plan, mapper, groups, mappingRows, signal);
   }
 
   /**
-   * The statement-per-table path: the whole batch first (when `wholeBatchFirst`), and on a refused
-   * row, each record in its own savepoint; the rest commits.
+   * The statement-per-table path: the whole batch in a savepoint first, and on a refused row, each
+   * record in its own savepoint; the rest commits.
    */
   private async writeIsolating(
     batch: RecordBatch,
@@ -115,7 +114,6 @@ export class SqlSink implements RecordSink {
     groups: readonly RecordGroup[],
     mappingRows: readonly SyncErrorRow[],
     signal: AbortSignal,
-    wholeBatchFirst: boolean,
   ): Promise<Rejection[]> {
     const { db, ctx, options } = this.deps;
     const settings = { ctx, deleteMode: options.deleteMode };
@@ -123,19 +121,13 @@ export class SqlSink implements RecordSink {
     let done = false;
     try {
       const rejections: Rejection[] = [];
-      let isolate = !wholeBatchFirst;
-      if (wholeBatchFirst) {
-        const batchPoint = await trx.savepoint('batch').execute();
-        try {
-          await writeGroups(batchPoint, plan, groups, settings, signal);
-          await this.release(batchPoint, 'batch');
-        } catch (error) {
-          if (!this.isRowDataError(error)) throw error;
-          await batchPoint.rollbackToSavepoint('batch').execute();
-          isolate = true;
-        }
-      }
-      if (isolate) {
+      const batchPoint = await trx.savepoint('batch').execute();
+      try {
+        await writeGroups(batchPoint, plan, groups, settings, signal);
+        await this.release(batchPoint, 'batch');
+      } catch (error) {
+        if (!this.isRowDataError(error)) throw error;
+        await batchPoint.rollbackToSavepoint('batch').execute();
         for (const group of groups) {
           throwIfAborted(signal);
           const rowPoint = await trx.savepoint('row').execute();
