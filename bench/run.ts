@@ -101,7 +101,7 @@ async function main(): Promise<void> {
         ]),
       ),
       notes:
-        'Bare: the same rows, mapped and encoded before the clock starts, written by the driver alone (BEGIN; one multi-row INSERT … ON CONFLICT DO UPDATE / ON DUPLICATE KEY UPDATE per table; COMMIT) into empty tables of the same shape, in the same run. ' +
+        'Bare: the same rows, mapped and encoded before the clock starts, written by the driver alone, batch by batch alternating with the sink (BEGIN; one multi-row INSERT … ON CONFLICT DO UPDATE / ON DUPLICATE KEY UPDATE per table; COMMIT) into empty tables of the same shape, in the same run. ' +
         'The sink also maps each record and replaces children only for records whose version won.',
     });
   }
