@@ -58,12 +58,12 @@ export async function writeBatchInOneStatement(db: AnyDb, ctx: StatementContext,
     child,
     rows: upserts.flatMap((g) => (g.children.get(child.name) ?? []).map((row) => encodeRow(row, child, ctx.dialect, 'upsert'))),
   }));
-  const recordKeys = sorted.map((g) => g.record.key);
+  const rows: BatchRows = { rootRows, keys, children, recordKeys: sorted.map((g) => g.record.key) };
   if (ctx.dialect === 'postgres') {
-    const result = await db.executeQuery(postgresStatement(db, ctx, plan, rootRows, keys, children, errors, recordKeys));
+    const result = await db.executeQuery(postgresStatement(db, ctx, plan, rows, errors));
     return Number((result.rows[0] as { written: unknown }).written) === sorted.length;
   }
-  const result = await db.executeQuery(mysqlStatements(db, ctx, plan, rootRows, keys, children, errors, recordKeys));
+  const result = await db.executeQuery(mysqlStatements(db, ctx, plan, rows, errors));
   // One result per statement; the last is the count of rows holding the incoming versions.
   const last = result.rows[result.rows.length - 1] as unknown as { won: unknown }[];
   return Number(last[0]?.won) === sorted.length;
@@ -74,16 +74,16 @@ interface ChildRows {
   readonly rows: readonly DbRow[];
 }
 
-function postgresStatement(
-  db: AnyDb,
-  ctx: StatementContext,
-  plan: StreamPlan,
-  rootRows: DbRow[],
-  keys: unknown[][],
-  children: readonly ChildRows[],
-  errors: ErrorsMirror,
-  recordKeys: string[],
-): CompiledQuery {
+/** The batch encoded for the dialect, sorted by key: root rows, their keys, child rows, record keys. */
+interface BatchRows {
+  readonly rootRows: readonly DbRow[];
+  readonly keys: readonly (readonly unknown[])[];
+  readonly children: readonly ChildRows[];
+  readonly recordKeys: readonly string[];
+}
+
+function postgresStatement(db: AnyDb, ctx: StatementContext, plan: StreamPlan, rows: BatchRows, errors: ErrorsMirror): CompiledQuery {
+  const { rootRows, keys, children, recordKeys } = rows;
   const root = plan.root;
   const ctes: RawBuilder<unknown>[] = [sql`${sql.id('fs_up')} as (${(upsertQuery(db, ctx, root, rootRows) as any).returning(root.key.map((k) => sql.ref(k).as(k)))})`];
   const deleted: RawBuilder<unknown>[] = [];
@@ -100,16 +100,8 @@ function postgresStatement(
   return sql`with ${sql.join(ctes)} select (select count(*) from ${sql.id('fs_up')}) as written, ${deletedCount} as deleted`.compile(db);
 }
 
-function mysqlStatements(
-  db: AnyDb,
-  ctx: StatementContext,
-  plan: StreamPlan,
-  rootRows: DbRow[],
-  keys: unknown[][],
-  children: readonly ChildRows[],
-  errors: ErrorsMirror,
-  recordKeys: string[],
-): CompiledQuery {
+function mysqlStatements(db: AnyDb, ctx: StatementContext, plan: StreamPlan, rows: BatchRows, errors: ErrorsMirror): CompiledQuery {
+  const { rootRows, keys, children, recordKeys } = rows;
   const root = plan.root;
   const statements: CompiledQuery[] = [upsertQuery(db, ctx, root, rootRows).compile()];
   for (const { child } of [...children].sort((a, b) => b.child.depth - a.child.depth)) statements.push(deleteByRootKeysQuery(db, ctx, child, keys).compile());
