@@ -34,7 +34,7 @@ module.exports = {
       name: 'no-simulator-in-production',
       comment: 'The API simulator is a test tool. Only the CLI commands that run it (simulate, demo) may load it.',
       severity: 'error',
-      from: { path: '^(src|connectors)/', pathNot: ['^src/simulator/', '^src/cli/commands/simulate[.]ts$', '^src/cli/commands/demo[.]ts$', '^src/app/demo[.]ts$', '^src/app/demo-config[.]ts$'] },
+      from: { path: '^(src|connectors)/', pathNot: ['^src/simulator/', '^src/cli/(commands|actions)/simulate[.]ts$', '^src/cli/(commands|actions)/demo[.]ts$', '^src/app/demo[.]ts$', '^src/app/demo-config[.]ts$'] },
       to: { path: '^src/simulator/' },
     },
     {

@@ -3,21 +3,26 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { renderTable } from '../src/cli/table.js';
 import { benchSideBySide } from './bare-loop.js';
+import { benchCliMemory } from './cli-memory.js';
 import { benchOutbound } from './outbound.js';
 import { benchSqlUpsert } from './sql-upsert.js';
 import { describeMachine } from './machine.js';
 import { benchBackfill, type BackfillBenchResult } from './pull-backfill.js';
-import { benchWebhookLatency } from './webhook-latency.js';
+import { benchWebhookEventsSteady, type WebhookEventsPass } from './webhook-events-steady.js';
+import { benchWebhookBurst, benchWebhookLatency } from './webhook-latency.js';
 
 /**
  * `npm run bench`: every benchmark of the project in one table, printed and saved to
  * bench/results.md with the machine's description. `--quick` runs smaller sizes (minutes
  * instead of tens of minutes). Speed and memory goals live here, not in timed tests.
+ * `--only=a,b` runs those sections; `--results=bench/results-x.md` saves to another file (so a
+ * partial run does not replace the full table).
  */
 const here = path.dirname(fileURLToPath(import.meta.url));
 const quick = process.argv.includes('--quick');
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
 const wanted = (name: string) => !only || only.includes(name);
+const resultsArg = process.argv.find((a) => a.startsWith('--results='))?.slice('--results='.length);
 
 interface Section {
   title: string;
@@ -132,11 +137,51 @@ async function main(): Promise<void> {
     });
   }
 
+  if (wanted('burst')) {
+    const events = quick ? 1000 : 5000;
+    const loads = events / 10;
+    log(`webhook burst: ${events} events touching ${loads} loads, simulator limited to 8 req/s …`);
+    const r = await benchWebhookBurst({ events, loads, rateLimit: 8 });
+    sections.push({
+      title: `Webhooks: drain time of a burst of ${events} events touching ${loads} loads, 8 req/s server limit (goal for 5,000/500: ≤ 90 s, one GET per load, 0 not in sink)`,
+      table: renderTable(
+        ['events', 'loads', 'limit req/s', 'received s', 'drained s', 'drained after receipt s', 'GET /loads/<ref>', 'GETs ÷ loads', '429s', 'not in sink'],
+        [[r.events, r.loads, r.rateLimit, fixed(r.receiveSeconds, 1), fixed(r.drainSeconds, 1), fixed(r.afterReceiptSeconds, 1), r.loadGets, fixed(r.loadGets / r.loads), r.rateLimited, r.notInSink]],
+      ),
+      notes:
+        'The bench posts signed load events (each load named events ÷ loads times, interleaved) to `freight-sync run` (polling off, CSV sink, default mappings) as fast as the receiver takes them; ' +
+        "drained = first POST → nothing pending in the inbox. GETs above the number of loads are loads refreshed while the burst was still arriving and named again after their GET. Before coalescing (one GET per event, merged only inside a 100-event batch) the same burst took ~10 min.",
+    });
+  }
+
+  if (wanted('memory')) {
+    log('peak RSS of short CLI commands (3 runs each) …');
+    const rows = benchCliMemory(3);
+    sections.push({
+      title: 'Memory: peak RSS of short CLI commands, 3 runs each (goal: --help ≤ 60 MB)',
+      table: renderTable(['command', 'peak RSS MiB (min–max)', 'exit'], rows.map((r) => [r.command, `${fixed(r.minMiB, 1)}–${fixed(r.maxMiB, 1)}`, r.exitCode ?? 'signal'])),
+      notes: 'Each command imports its implementation when it runs (src/cli/actions/); `--help` loads commander and the command definitions only.',
+    });
+  }
+
+  if (wanted('steady')) {
+    const loads = quick ? 2_000 : 5_000;
+    const rows: WebhookEventsPass[] = [];
+    for (const variant of ['main', 'brokerage'] as const) {
+      log(`webhookEvents steady state, ${variant}, ${loads} loads …`);
+      rows.push(...(await benchWebhookEventsSteady({ variant, loads, perTick: [0, 1, 2, 5] })));
+    }
+    sections.push({
+      title: 'Steady state: webhookEvents requests per incremental pass ÷ minimum (ceil(new events / 50) + 1), default window settings, mutator between passes (goal ≤ 1.05; at most minimum + 1)',
+      table: renderTable(['variant', 'new events', 'requests', 'minimum', 'ratio'], rows.map((r) => [r.variant, r.newEvents, r.requests, r.minimum, fixed(r.requests / r.minimum)])),
+      notes: 'Brokerage lists a window in one answer without paging, so its pass is one request whatever changed.',
+    });
+  }
+
   const body = sections.map((s) => `### ${s.title}\n\n\`\`\`\n${s.table}\`\`\`\n${s.notes ? `\n${s.notes}\n` : ''}`).join('\n');
-  const report = `# Benchmark results\n\n${startedAt.toISOString()} — ${machine}${quick ? ' — quick sizes' : ''}\n\nCommand: \`npm run bench${quick || only ? ' --' : ''}${quick ? ' --quick' : ''}${only ? ` --only=${only.join(',')}` : ''}\`\n\n${body}`;
+  const report = `# Benchmark results\n\n${startedAt.toISOString()} — ${machine}${quick ? ' — quick sizes' : ''}\n\nCommand: \`npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}\`\n\n${body}`;
   process.stdout.write(`\n${report}\n`);
-  // A run of selected sections (`--only=`) goes to its own file, so it never replaces the full table.
-  const resultsFile = path.resolve(here, '../../bench', only ? `results-${only.join('-')}.md` : 'results.md');
+  const resultsFile = resultsArg ? path.resolve(resultsArg) : path.resolve(here, '../../bench/results.md');
   fs.writeFileSync(resultsFile, report);
   log(`saved ${path.relative(process.cwd(), resultsFile)}`);
 }

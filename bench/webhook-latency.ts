@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { createHmac } from 'node:crypto';
 import fs from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
@@ -7,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { parse } from 'csv-parse/sync';
 import { stringify } from 'yaml';
-import { startSimulator } from '../src/simulator/index.js';
+import { startSimulator, type SimulatorHandle } from '../src/simulator/index.js';
 import { simulatorApiConfig } from './simulator-api-config.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -41,45 +42,11 @@ export async function benchWebhookLatency(options: { changes?: number; intervalM
   const mutator = { intervalMs: options.intervalMs ?? 100, perTick: options.perTick ?? 5 };
   const sim = await startSimulator({ variant: 'main', seed: 11, loads: 3000, clientId: 'bench', clientSecret: 'bench-secret' });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'freight-sync-bench-webhooks-'));
-  const out = path.join(dir, 'out');
-  const statePath = path.join(dir, 'state.sqlite');
-  const port = await freePort();
-  const webhookPath = '/webhooks/freight';
-  let child: ReturnType<typeof spawn> | undefined;
-  let stderr = '';
+  let run: WebhookRun | undefined;
   try {
-    const configFile = path.join(dir, 'bench.yaml');
-    fs.writeFileSync(
-      configFile,
-      stringify({
-        // The simulator on loopback has no limit; the client's is set high so the refresh
-        // fetches are not what is measured.
-        api: simulatorApiConfig(sim, { requestsPerSecond: 2000, maxInFlight: 4 }),
-        state: { path: statePath },
-        log: { level: 'warn', pretty: false },
-        http: { enabled: false },
-        webhooks: { enabled: true, listen: `127.0.0.1:${port}`, path: webhookPath, secret: SECRET, catchUpInterval: 'PT0S' },
-        sync: {
-          // Polling off while measuring: every row below came through the webhook path.
-          defaults: { schedule: '0 0 1 1 *', initialFrom: sim.options.dataStart },
-          streams: { loads: { enabled: true, sinks: ['out'] }, invoices: { enabled: true, sinks: ['out'] }, events: { enabled: true, sinks: ['out'] } },
-        },
-        // No `mappings`: the default mappings of config/mappings/, as users run them.
-        connectors: { out: { type: 'csv', options: { directory: out } } },
-      }),
-    );
-    child = spawn(process.execPath, [CLI, 'run', '--no-initial-sync', '-c', configFile], { stdio: ['ignore', 'ignore', 'pipe'] });
-    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    const exited = new Promise<number | null>((resolve) => child!.once('exit', (code) => resolve(code)));
-    const url = `http://127.0.0.1:${port}${webhookPath}`;
-    await until(async () => {
-      if (child!.exitCode !== null) throw new Error(`freight-sync run exited ${child!.exitCode}: ${stderr.slice(-2000)}`);
-      return fetch(url, { method: 'OPTIONS' }).then(
-        (r) => r.arrayBuffer().then(() => true),
-        () => false,
-      );
-    }, 30_000, 'the webhook receiver listens');
-
+    // The simulator on loopback has no limit; the client's is set high so the refresh fetches are not what is measured.
+    run = await startWebhookRun(sim, dir, { requestsPerSecond: 2000, streams: ['loads', 'invoices', 'events'] });
+    const { url, out, statePath } = run;
     sim.configure({ webhooks: { url, secret: SECRET } });
     const started = Date.now();
     sim.configure({ mutator: { enabled: true, ...mutator } });
@@ -103,9 +70,7 @@ export async function benchWebhookLatency(options: { changes?: number; intervalM
       if (landed.length === 0) missing++;
       else latencies.push(Math.min(...landed) - event.at);
     }
-    child.kill('SIGTERM');
-    await exited;
-    child = undefined;
+    await run.stop();
     return {
       loadEvents: events.length,
       eventsPerSecond: events.length / seconds,
@@ -115,10 +80,166 @@ export async function benchWebhookLatency(options: { changes?: number; intervalM
       missing,
     };
   } finally {
-    child?.kill('SIGKILL');
+    run?.kill();
     await sim.close();
     fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+export interface WebhookBurstResult {
+  events: number;
+  loads: number;
+  /** The simulator's (and the client's) limit, requests per second. */
+  rateLimit: number;
+  /** First POST → every event received (the receiver answers 200 after the commit). */
+  receiveSeconds: number;
+  /** First POST → no event pending any more. */
+  drainSeconds: number;
+  /** Last event received → no event pending any more. */
+  afterReceiptSeconds: number;
+  /** `GET /loads/<ref>` requests the daemon made (coalescing: ≈ one per load). */
+  loadGets: number;
+  /** 429 answers the simulator gave. */
+  rateLimited: number;
+  /** Loads of the burst whose latest CSV row does not carry the truth's updatedAt (must be 0). */
+  notInSink: number;
+}
+
+/**
+ * Drain time of a webhook burst (issue 14 goal: 5,000 events touching 500 loads at 8 req/s in
+ * ≤ 90 s): `freight-sync run` (child process, polling off, CSV sink, default mappings) against a
+ * simulator limited to `rateLimit` req/s; the bench posts `events` signed load events — each of
+ * `loads` loads named `events/loads` times, interleaved — as fast as the receiver takes them,
+ * then waits until the inbox has nothing pending. Processed one GET per event, the drain is bound
+ * by events ÷ rate; coalesced per load, by loads ÷ rate — plus the loads refreshed while the burst
+ * was still arriving (a load that gets another event after its GET needs another GET).
+ */
+export async function benchWebhookBurst(options: { events?: number; loads?: number; rateLimit?: number } = {}): Promise<WebhookBurstResult> {
+  const events = options.events ?? 5000;
+  const loads = options.loads ?? 500;
+  const rateLimit = options.rateLimit ?? 8;
+  const sim = await startSimulator({ variant: 'main', seed: 12, loads: Math.max(loads, 1000), clientId: 'bench', clientSecret: 'bench-secret', rateLimit: { requestsPerSecond: rateLimit, burst: rateLimit } });
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'freight-sync-bench-burst-'));
+  let run: WebhookRun | undefined;
+  try {
+    const truth: Array<Record<string, unknown>> = [];
+    for await (const load of sim.truth('loads')) {
+      if (load['isDeleted'] !== true) truth.push(load);
+      if (truth.length === loads) break;
+    }
+    run = await startWebhookRun(sim, dir, { requestsPerSecond: rateLimit, streams: ['loads'] });
+    const { url, out, statePath } = run;
+    const getsBefore = loadGets(sim.stats().byRoute);
+    const limitedBefore = sim.stats().rateLimited;
+
+    const started = Date.now();
+    let next = 0;
+    const post = async () => {
+      for (let i = next++; i < events; i = next++) {
+        const load = truth[i % truth.length]!;
+        const body = JSON.stringify({ eventType: 'load#info_updated', reference_number: load['reference_number'], _id: load['_id'], changedValues: { officeNote: `burst ${i}` } });
+        const signature = `sha1=${createHmac('sha1', SECRET).update(body).digest('hex')}`;
+        const response = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Hub-Signature': signature }, body });
+        await response.arrayBuffer();
+        if (response.status !== 200) throw new Error(`bench: delivery ${i} answered ${response.status}`);
+      }
+    };
+    await Promise.all(Array.from({ length: 16 }, post));
+    const receiveSeconds = (Date.now() - started) / 1000;
+    await until(() => inboxCount(statePath, "state = 'pending'") === 0, 1_800_000, 'the burst is drained');
+    const drainSeconds = (Date.now() - started) / 1000;
+
+    const byKey = latestUpdated(out, 'loads');
+    const notInSink = truth.filter((load) => byKey.get(String(load['reference_number'])) !== Date.parse(String(load['updatedAt']))).length;
+    const stats = sim.stats();
+    await run.stop();
+    return { events, loads, rateLimit, receiveSeconds, drainSeconds, afterReceiptSeconds: drainSeconds - receiveSeconds, loadGets: loadGets(stats.byRoute) - getsBefore, rateLimited: stats.rateLimited - limitedBefore, notInSink };
+  } finally {
+    run?.kill();
+    await sim.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Answers to `GET /loads/<ref>` the simulator counted (every status but 429, counted apart). */
+function loadGets(byRoute: Record<string, Record<string, number>>): number {
+  let n = 0;
+  for (const [route, statuses] of Object.entries(byRoute)) {
+    if (/^GET \/loads\/[^/]+$/.test(route)) for (const [status, count] of Object.entries(statuses)) if (status !== '429') n += count;
+  }
+  return n;
+}
+
+/** The newest `_updated_at` (ms) per record key in the CSV drop. */
+function latestUpdated(outDir: string, table: string): Map<string, number> {
+  const latest = new Map<string, number>();
+  for (const [key, rows] of rowsByKey(outDir, table)) latest.set(key, Math.max(...rows.map((r) => r.updated)));
+  return latest;
+}
+
+interface WebhookRun {
+  url: string;
+  out: string;
+  statePath: string;
+  /** SIGTERM, then wait for the exit. */
+  stop(): Promise<void>;
+  kill(): void;
+}
+
+/**
+ * `freight-sync run` as a child process receiving webhooks: polling off (a yearly cron, so every
+ * row came through the webhook path), the CSV connector with its DEFAULT mappings (no `mappings`:
+ * config/mappings/, as users run them). Resolves once the receiver answers.
+ */
+async function startWebhookRun(sim: SimulatorHandle, dir: string, options: { requestsPerSecond: number; streams: string[] }): Promise<WebhookRun> {
+  const out = path.join(dir, 'out');
+  const statePath = path.join(dir, 'state.sqlite');
+  const port = await freePort();
+  const webhookPath = '/webhooks/freight';
+  const configFile = path.join(dir, 'bench.yaml');
+  fs.writeFileSync(
+    configFile,
+    stringify({
+      api: simulatorApiConfig(sim, { requestsPerSecond: options.requestsPerSecond, maxInFlight: 4 }),
+      state: { path: statePath },
+      log: { level: 'warn', pretty: false },
+      http: { enabled: false },
+      webhooks: { enabled: true, listen: `127.0.0.1:${port}`, path: webhookPath, secret: SECRET, catchUpInterval: 'PT0S' },
+      sync: {
+        defaults: { schedule: '0 0 1 1 *', initialFrom: sim.options.dataStart },
+        streams: Object.fromEntries(options.streams.map((s) => [s, { enabled: true, sinks: ['out'] }])),
+      },
+      connectors: { out: { type: 'csv', options: { directory: out } } },
+    }),
+  );
+  const child = spawn(process.execPath, [CLI, 'run', '--no-initial-sync', '-c', configFile], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const url = `http://127.0.0.1:${port}${webhookPath}`;
+  const kill = () => void (child.exitCode === null && child.kill('SIGKILL'));
+  try {
+    await until(async () => {
+      if (child.exitCode !== null) throw new Error(`freight-sync run exited ${child.exitCode}: ${stderr.slice(-2000)}`);
+      return fetch(url, { method: 'OPTIONS' }).then(
+        (r) => r.arrayBuffer().then(() => true),
+        () => false,
+      );
+    }, 30_000, 'the webhook receiver listens');
+  } catch (error) {
+    kill();
+    throw error;
+  }
+  return {
+    url,
+    out,
+    statePath,
+    kill,
+    async stop() {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
 }
 
 /** Rows of the daemon's webhook inbox matching `where`; undefined while the table does not exist yet. */
@@ -182,8 +303,13 @@ async function freePort(): Promise<number> {
 }
 
 // `node dist/bench/webhook-latency.js` runs it alone.
+// `BENCH_WEBHOOK_BURST=5000` runs the burst drain instead (`BENCH_WEBHOOK_BURST_LOADS`, `BENCH_WEBHOOK_RATE`).
 if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(new URL(import.meta.url).pathname)) {
-  benchWebhookLatency({ changes: Number(process.env['BENCH_WEBHOOK_CHANGES'] ?? 1000) }).then(
+  const burst = process.env['BENCH_WEBHOOK_BURST'];
+  (burst
+    ? benchWebhookBurst({ events: Number(burst), loads: Number(process.env['BENCH_WEBHOOK_BURST_LOADS'] ?? 500), rateLimit: Number(process.env['BENCH_WEBHOOK_RATE'] ?? 8) })
+    : benchWebhookLatency({ changes: Number(process.env['BENCH_WEBHOOK_CHANGES'] ?? 1000) })
+  ).then(
     (result) => process.stdout.write(`${JSON.stringify(result)}\n`),
     (error: unknown) => {
       process.stderr.write(`${String(error)}\n`);

@@ -148,7 +148,7 @@ export interface WebhooksConfig {
   catchUpMaxAge: number;
   /** Attempts per inbox event before it is parked as failed. */
   maxAttempts: number;
-  /** Events processed per batch (one sink write per stream per batch). */
+  /** Loads (subjects) refreshed per batch, with every pending event of each (one GET per load, one sink write per stream per batch). */
   batchSize: number;
 }
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
+import { FAULT_KINDS, type FaultKind } from './fault-kinds.js';
 
-export const FAULT_KINDS = ['500', '502', '503', 'html', 'drop', 'slow', 'truncated'] as const;
-export type FaultKind = (typeof FAULT_KINDS)[number];
+export { FAULT_KINDS, type FaultKind };
 
 const rateLimitSchema = z
   .object({ requestsPerSecond: z.number().positive(), burst: z.number().int().positive() })

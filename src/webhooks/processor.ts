@@ -64,11 +64,17 @@ interface StreamWork {
 }
 
 /**
- * Works off the inbox after the 200 went out: takes due events in batches, fetches each
- * referenced record once (GET /loads/<ref>, /invoices/<ref>, /load-document/), and hands the
- * results to the sinks of the corresponding stream with `deliverBatch` — the same path polled
- * records take, so content-hash dedup, tombstones and invoice bookkeeping behave alike. One sink
- * write per stream per batch keeps latency low under bursts. A failed event is retried with
+ * Works off the inbox after the 200 went out: takes the due events of the `batchSize` loads that
+ * have waited longest — every pending event of each, across the whole inbox (see
+ * `WebhookInboxStore.due`) — fetches each referenced record once (GET /loads/<ref>,
+ * /invoices/<ref>, /load-document/), and hands the results to the sinks of the corresponding
+ * stream with `deliverBatch` — the same path polled records take, so content-hash dedup,
+ * tombstones and invoice bookkeeping behave alike. A burst of thousands of events for hundreds of
+ * loads therefore costs one GET per load, and all of a load's events are marked done together,
+ * only after its state was delivered (a crash before leaves them pending: processed again, never
+ * lost). Refreshes go through the shared rate budget at most `maxInFlight` at a time, so polling
+ * requests queue behind a handful of them, never behind the burst. One sink write per stream per
+ * batch keeps latency low under bursts. A failed event is retried with
  * backoff, then parked as `failed`; polling remains the safety net for anything parked.
  */
 export class WebhookProcessor {
@@ -108,7 +114,7 @@ export class WebhookProcessor {
     });
   }
 
-  /** One batch of due events; returns how many rows it took. */
+  /** One batch of due events (every due event of the `batchSize` longest-waiting loads); returns how many rows it took. */
   async processDue(signal: AbortSignal): Promise<number> {
     const now = new Date().toISOString();
     const rows = await this.inbox.due(this.options.batchSize, now);
@@ -176,8 +182,11 @@ export class WebhookProcessor {
     const fetches = new Map<string, { rows: number[]; stream: WebhookStreamTarget; fetch: () => Promise<Refreshed> }>();
     const want = (key: string, stream: WebhookStreamTarget, row: number, fetch: () => Promise<Refreshed>) => {
       const existing = fetches.get(key);
-      if (existing) existing.rows.push(row);
-      else fetches.set(key, { rows: [row], stream, fetch });
+      // Rows come oldest first: the newest event's details (tombstone time) win.
+      if (existing) {
+        existing.rows.push(row);
+        existing.fetch = fetch;
+      } else fetches.set(key, { rows: [row], stream, fetch });
     };
     const loads = this.streamOf('loads');
     const invoices = this.streamOf('invoices');

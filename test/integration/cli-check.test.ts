@@ -14,6 +14,29 @@ interface CheckOutput {
 
 const targets = await availableTargets();
 
+/** A config as the README's "Try it" section writes it: the simulator, a SQL sink `erp_db` and a CSV drop. */
+function writeCheckConfig(input: { dir: string; sim: SimulatorHandle; name: string; erpDb: Record<string, unknown>; secret?: string }): string {
+  const { dir, sim, name } = input;
+  const file = path.join(dir, `${name}.yaml`);
+  fs.writeFileSync(
+    file,
+    stringify({
+      api: { variant: 'main', baseUrl: sim.baseUrl, auth: { clientId: sim.options.clientId, clientSecret: input.secret ?? sim.options.clientSecret }, retry: { maxAttempts: 2, maxElapsed: 'PT5S' } },
+      state: { path: `./${name}.sqlite` },
+      log: { level: 'error' },
+      sync: { streams: { loads: { sinks: ['erp_db'] }, invoices: { sinks: ['erp_db'] }, customers: { sinks: ['drop'] } } },
+      connectors: { erp_db: { type: 'sql', options: input.erpDb }, drop: { type: 'csv', options: { directory: './out' } } },
+    }),
+  );
+  return file;
+}
+
+async function runCheck(config: string, dir: string, env: Record<string, string> = {}) {
+  const cli = runCli(['check', '-c', config, '--json'], { cwd: dir, env });
+  const exit = await cli.exited;
+  return { code: exit.code, output: JSON.parse(cli.stdout()) as CheckOutput, stderr: cli.stderr() };
+}
+
 /**
  * `freight-sync check` as a new user runs it (issue 13 acceptance): a config for the simulator
  * and a PostgreSQL sink passes; a broken database connection fails naming the sink; a wrong
@@ -33,25 +56,9 @@ describe.skipIf(!targets.postgres)('freight-sync check', () => {
     await pg?.drop();
   });
 
-  const writeConfig = (name: string, overrides: { secret?: string; pgOptions?: Record<string, unknown> } = {}) => {
-    const file = path.join(dir, `${name}.yaml`);
-    fs.writeFileSync(
-      file,
-      stringify({
-        api: { variant: 'main', baseUrl: sim.baseUrl, auth: { clientId: sim.options.clientId, clientSecret: overrides.secret ?? sim.options.clientSecret }, retry: { maxAttempts: 2, maxElapsed: 'PT5S' } },
-        state: { path: `./${name}.sqlite` },
-        log: { level: 'error' },
-        sync: { streams: { loads: { sinks: ['erp_db'] }, invoices: { sinks: ['erp_db'] }, customers: { sinks: ['drop'] } } },
-        connectors: { erp_db: { type: 'sql', options: overrides.pgOptions ?? pg.options }, drop: { type: 'csv', options: { directory: './out' } } },
-      }),
-    );
-    return file;
-  };
-  const check = async (config: string) => {
-    const cli = runCli(['check', '-c', config, '--json'], { cwd: dir });
-    const exit = await cli.exited;
-    return { code: exit.code, output: JSON.parse(cli.stdout()) as CheckOutput, stderr: cli.stderr() };
-  };
+  const writeConfig = (name: string, overrides: { secret?: string; pgOptions?: Record<string, unknown> } = {}) =>
+    writeCheckConfig({ dir, sim, name, erpDb: overrides.pgOptions ?? pg.options, secret: overrides.secret });
+  const check = (config: string) => runCheck(config, dir);
 
   it('passes for a working deployment: state, token, one probe per stream, every connector', async () => {
     const result = await check(writeConfig('good'));
@@ -83,5 +90,63 @@ describe.skipIf(!targets.postgres)('freight-sync check', () => {
     expect(token.ok).toBe(false);
     expect(token.detail).toMatch(/clientId\/clientSecret/);
     expect(result.output.checks.find((c) => c.target === 'loads')!.detail).toBe('not tried: no token');
+  }, 60_000);
+});
+
+/**
+ * "Break the database password and `check` fails naming the sink" (issue 13 acceptance). The
+ * local PostgreSQL trusts every loopback connection (pg_hba `trust`), so a wrong password is
+ * accepted there; MariaDB checks it (root has an empty password). The password comes from the
+ * environment as the README tells users to give it, and the connection from separate fields.
+ */
+describe.skipIf(!targets.mariadb)('freight-sync check with a MariaDB sink', () => {
+  let sim: SimulatorHandle;
+  let maria: SqlTarget;
+  let dir: string;
+  let config: string;
+  let rightPassword: string;
+  beforeAll(async () => {
+    sim = await startSim({ variant: 'main', loads: 30 });
+    maria = await createTarget('mariadb', targets.mariadb, 'check');
+    dir = tempDir('cli-check-maria');
+    const url = new URL(targets.mariadb!);
+    rightPassword = decodeURIComponent(url.password);
+    const erpDb = {
+      dialect: 'mysql',
+      host: url.hostname,
+      port: Number(url.port || 3306),
+      user: decodeURIComponent(url.username),
+      password: '${ERP_DB_PASSWORD}',
+      database: url.pathname.slice(1),
+      schema: maria.options['schema'],
+    };
+    config = writeCheckConfig({ dir, sim, name: 'maria', erpDb });
+  });
+  afterAll(async () => {
+    await sim?.close();
+    await maria?.drop();
+  });
+
+  it('passes with the right password', async () => {
+    const result = await runCheck(config, dir, { ERP_DB_PASSWORD: rightPassword });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.output.checks.find((c) => c.target === 'erp_db')!.ok).toBe(true);
+  }, 60_000);
+
+  it('fails naming the sink and the refusal once, without a stack, when the password is wrong', async () => {
+    const wrong = 'not-the-password-7f3a';
+    const result = await runCheck(config, dir, { ERP_DB_PASSWORD: wrong });
+    expect(result.code).toBe(1);
+    const failed = result.output.checks.filter((c) => !c.ok);
+    expect(failed.map((c) => `${c.kind}:${c.target}`)).toEqual(['connector:erp_db']);
+    const detail = failed[0]!.detail;
+    expect(detail.match(/erp_db/g)).toHaveLength(1);
+    expect(detail.match(/Access denied/g)).toHaveLength(1);
+    expect(detail).not.toMatch(/\n\s+at /);
+    expect(detail).not.toContain(wrong);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+    expect(result.stderr).not.toContain(wrong);
+    // The API side and the other sink are still checked and pass.
+    expect(result.output.checks.filter((c) => c.ok).map((c) => c.target)).toEqual(expect.arrayContaining(['token', 'loads', 'invoices', 'customers', 'drop']));
   }, 60_000);
 });

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { buildConfigJsonSchema } from '../../src/cli/commands/schema.js';
+import { buildConfigJsonSchema } from '../../src/cli/actions/schema.js';
 import { displayConfig } from '../../src/config/display-config.js';
 import { loadConfig } from '../../src/config/load-config.js';
 

@@ -1,12 +1,6 @@
 import type { Command } from 'commander';
-import { sampleStreams } from '../../app/discover-sample.js';
-import { discoverStreams } from '../../app/discover.js';
 import { API_VARIANTS, type ApiVariant } from '../../api/variant.js';
 import { UsageError } from '../../util/errors.js';
-import { globalOptions } from '../command-context.js';
-import { renderSamples, renderStreamColumns, renderStreamList } from '../discover-report.js';
-import { EXIT_OK, EXIT_WORK_FAILED } from '../exit-codes.js';
-import { prepareCommand } from '../runtime.js';
 
 /** The most records `--sample` asks for per stream: one page of every endpoint. */
 const MAX_SAMPLE = 50;
@@ -37,27 +31,17 @@ export function register(program: Command): void {
     )
     .action(async (options: DiscoverOptions, command: Command) => {
       const variant = parseVariant(options.variant);
-      if (options.sample === undefined) {
-        if (options.raw) throw new UsageError('--raw: only with --sample');
-        // An explicit -c picks the config's variant; otherwise no config is read at all.
-        const configured = !variant && globalOptions(command).config ? (await prepareCommand(command)).loaded.config.api.variant : undefined;
-        const only = variant ?? configured;
-        const streams = await discoverStreams({ variants: only ? [only] : undefined, streams: options.stream });
-        if (options.json) process.stdout.write(`${JSON.stringify(streams, null, 2)}\n`);
-        else if (options.stream || options.columns) process.stdout.write(renderStreamColumns(streams));
-        else process.stdout.write(`${renderStreamList(streams)}\nShow the columns with --stream NAME (or --columns); records mapped with --sample N -c CONFIG.\n`);
-        process.exitCode = EXIT_OK;
-        return;
-      }
-      const count = Number(options.sample);
-      if (!Number.isInteger(count) || count < 1 || count > MAX_SAMPLE) throw new UsageError(`--sample: expected a whole number from 1 to ${MAX_SAMPLE}, got "${options.sample}"`);
-      const runtime = await prepareCommand(command);
-      const configured = runtime.loaded.config.api.variant;
-      if (variant && variant !== configured) throw new UsageError(`--variant ${variant}: --sample uses the config's API (variant ${configured})`);
-      const samples = await sampleStreams(runtime.deployment, { streams: options.stream, count, logger: runtime.logger, signal: new AbortController().signal });
-      process.stdout.write(options.json ? `${JSON.stringify(samples, null, 2)}\n` : renderSamples(samples, { raw: options.raw === true }));
-      process.exitCode = samples.some((s) => s.error) ? EXIT_WORK_FAILED : EXIT_OK;
+      if (options.sample === undefined && options.raw) throw new UsageError('--raw: only with --sample');
+      const count = options.sample === undefined ? undefined : parseSampleCount(options.sample);
+      const { discoverAction } = await import('../actions/discover.js');
+      await discoverAction({ variant, count, stream: options.stream, json: options.json, columns: options.columns, raw: options.raw }, command);
     });
+}
+
+function parseSampleCount(value: string): number {
+  const count = Number(value);
+  if (!Number.isInteger(count) || count < 1 || count > MAX_SAMPLE) throw new UsageError(`--sample: expected a whole number from 1 to ${MAX_SAMPLE}, got "${value}"`);
+  return count;
 }
 
 function parseVariant(value: string | undefined): ApiVariant | undefined {

@@ -1,9 +1,5 @@
 import type { Command } from 'commander';
-import { UsageError } from '../../util/errors.js';
 import { STREAM_NAMES, isStreamName } from '../../config/stream-names.js';
-import { streamByName } from '../../sync/streams/index.js';
-import { assertNoDaemon } from '../../app/daemon-ownership.js';
-import { prepareCommand, withApp } from '../runtime.js';
 
 /** `freight-sync reset --stream NAME --to DATE`: move a stream's checkpoint. */
 export function register(program: Command): void {
@@ -19,28 +15,7 @@ export function register(program: Command): void {
       '\nStop the daemon first: a running stream would overwrite the new checkpoint with its own. reset refuses\nwhile a live `run` owns the state store (it names host, pid and start); a daemon killed with SIGKILL does\nnot block it (its pid is gone, or its heartbeat is over a minute old). --force resets anyway.',
     )
     .action(async (options: { stream: string; to: string; redeliver?: boolean; force?: boolean }, command: Command) => {
-      if (!isStreamName(options.stream)) {
-        throw new UsageError(`--stream: unknown stream "${options.stream}" (known: ${STREAM_NAMES.join(', ')})`);
-      }
-      const ms = Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(options.to) ? `${options.to}T00:00:00Z` : options.to);
-      if (Number.isNaN(ms)) throw new UsageError(`--to: expected an ISO 8601 date or datetime, got "${options.to}"`);
-      const at = new Date(ms).toISOString();
-      const definition = streamByName(options.stream);
-      const runtime = await prepareCommand(command);
-      await withApp(runtime, { withConnectors: false }, async (app) => {
-        if (options.force) await app.stores.daemonOwner.clear();
-        else await assertNoDaemon(app.stores.daemonOwner, app.config.state.path, 'stop it before reset (it would overwrite the new checkpoint), or pass --force');
-        const cursor = definition.resetCursor(app.config.api.variant, at);
-        await app.db.transaction().execute(async (trx) => {
-          if (cursor === null) await app.stores.checkpoints.delete(definition.name, trx);
-          else await app.stores.checkpoints.set(definition.name, cursor, definition.cursorSchema, trx);
-          if (options.redeliver) await app.stores.seen.forget(definition.name, trx);
-        });
-        process.stdout.write(
-          cursor === null
-            ? `${definition.name}: checkpoint cleared (a snapshot stream re-reads its whole list)\n`
-            : `${definition.name}: next run starts at ${at} minus the lookback${options.redeliver ? '; delivered records will be sent again' : ''}\n`,
-        );
-      });
+      const { resetAction } = await import('../actions/reset.js');
+      await resetAction(options, command);
     });
 }

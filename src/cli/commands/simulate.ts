@@ -1,5 +1,6 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { FAULT_KINDS, startSimulator, type FaultKind, type SimulatorOptions } from '../../simulator/index.js';
+import { FAULT_KINDS, type FaultKind } from '../../simulator/fault-kinds.js';
+import type { SimulatorOptions } from '../../simulator/options.js';
 
 /**
  * `freight-sync simulate`: runs the Freight API simulator in the foreground (for demos and for
@@ -114,24 +115,7 @@ export function register(program: Command): void {
         pageDelayMs: flags.pageDelay,
         strictEncoding: flags.strictEncoding === true,
       };
-      const sim = await startSimulator(options);
-      const out = process.stdout;
-      out.write(`Freight API simulator (${sim.options.variant}) listening\n`);
-      out.write(`  base URL:      ${sim.baseUrl}\n`);
-      out.write(`  client id:     ${sim.options.clientId}\n`);
-      out.write(`  client secret: ${sim.options.clientSecret}\n`);
-      out.write(`  admin URL:     ${sim.adminUrl}\n`);
-      out.write(`  loads: ${sim.options.loads}, seed: ${sim.options.seed}; press Ctrl-C to stop\n`);
-      await new Promise<void>((resolve) => {
-        const stop = () => {
-          process.off('SIGINT', stop);
-          process.off('SIGTERM', stop);
-          resolve();
-        };
-        process.on('SIGINT', stop);
-        process.on('SIGTERM', stop);
-      });
-      await sim.close();
-      out.write('simulator stopped\n');
+      const { simulateAction } = await import('../actions/simulate.js');
+      await simulateAction(options);
     });
 }

@@ -1,8 +1,4 @@
 import type { Command } from 'commander';
-import { globalOptions } from '../command-context.js';
-import { loadConfig } from '../../config/load-config.js';
-import { displayConfigYaml } from '../../config/display-config.js';
-import { validateDeployment } from '../../app/validate-deployment.js';
 
 /**
  * `freight-sync validate-config`: loads the config and validates the whole deployment (schema,
@@ -20,10 +16,7 @@ export function register(program: Command): void {
       '\nChecks the whole deployment without creating anything: schema, stream options and page sizes, connector\noptions and capabilities, mappings, webhooks. Every other command runs the same check first. Exit 2\nnames the file and the path of every problem.',
     )
     .action(async (_options: unknown, command: Command) => {
-      const loaded = await loadConfig({ configPath: globalOptions(command).config });
-      await validateDeployment(loaded);
-      const { config, filePath } = loaded;
-      process.stderr.write(`config OK: ${filePath}\n`);
-      process.stdout.write(displayConfigYaml(config));
+      const { validateConfigAction } = await import('../actions/validate-config.js');
+      await validateConfigAction(command);
     });
 }

@@ -1,6 +1,11 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { StateTables, WebhookInboxState, WebhookInboxTable } from '../tables.js';
+import { chunks } from '../../util/chunks.js';
 import { QuarantineStore } from './quarantine-store.js';
+
+/** Rows taken per subject on average at most (a subject with more keeps the rest for the next batch). */
+const ROWS_PER_SUBJECT = 50;
+const IDS_PER_STATEMENT = 500;
 
 export type InboxRow = Selectable<WebhookInboxTable>;
 
@@ -45,15 +50,36 @@ export class WebhookInboxStore {
     });
   }
 
-  /** Pending rows whose next attempt is due, oldest first. */
-  async due(limit: number, now: string): Promise<InboxRow[]> {
+  /**
+   * The due work for the `subjects` subjects waiting longest: every pending, due row of each
+   * (oldest first, at most `maxRows`). A subject is the load an event names (`reference_number`),
+   * or the row alone when it names none. Subjects are ordered by the age of their oldest due event
+   * (when it happened for event-log rows, when it arrived for deliveries), so a burst of events for
+   * one load is taken — and refreshed once — together with that load's first event, a change the
+   * catch-up read from the event log is not queued behind a burst that arrived after it, and a
+   * subject that has waited longer is never overtaken (no starvation).
+   */
+  async due(subjects: number, now: string, maxRows = subjects * ROWS_PER_SUBJECT): Promise<InboxRow[]> {
+    const subject = sql<string>`coalesce(reference_number, '#' || id)`;
     return this.db
+      .with('oldest', (db) =>
+        db
+          .selectFrom('webhook_inbox')
+          .select([subject.as('subject'), sql<string>`min(coalesce(occurred_at, received_at))`.as('since'), (eb) => eb.fn.min<number>('id').as('first_id')])
+          .where('state', '=', 'pending')
+          .where('next_attempt_at', '<=', now)
+          .groupBy(subject)
+          .orderBy('since')
+          .orderBy('first_id')
+          .limit(subjects),
+      )
       .selectFrom('webhook_inbox')
-      .selectAll()
+      .selectAll('webhook_inbox')
       .where('state', '=', 'pending')
       .where('next_attempt_at', '<=', now)
+      .where(subject, 'in', (eb) => eb.selectFrom('oldest').select('oldest.subject'))
       .orderBy('id')
-      .limit(limit)
+      .limit(maxRows)
       .execute();
   }
 
@@ -61,11 +87,14 @@ export class WebhookInboxStore {
   async markDone(ids: readonly number[], now: string): Promise<void> {
     if (ids.length === 0) return;
     await this.atomically(async (trx) => {
-      await trx
-        .updateTable('webhook_inbox')
-        .set((eb) => ({ state: 'done', processed_at: now, last_error: null, attempts: eb('attempts', '+', 1) }))
-        .where('id', 'in', [...ids])
-        .execute();
+      // A coalesced batch can settle thousands of rows: bounded statements, one transaction.
+      for (const part of chunks([...ids], IDS_PER_STATEMENT)) {
+        await trx
+          .updateTable('webhook_inbox')
+          .set((eb) => ({ state: 'done', processed_at: now, last_error: null, attempts: eb('attempts', '+', 1) }))
+          .where('id', 'in', part)
+          .execute();
+      }
       await new QuarantineStore(trx).resolveWebhookEvents(ids);
     });
   }

@@ -27,6 +27,8 @@ export const windowCursorSchema = z.strictObject({
       to: z.string(),
       /** End of the whole range this run covers. */
       rangeEnd: z.string(),
+      /** Append-only sources: records of this window already read by offset (a resumed run continues there). */
+      skip: z.number().int().nonnegative().optional(),
     })
     .nullable(),
 });
@@ -38,6 +40,13 @@ export interface WindowSource {
   fetch(args: { from: string; to: string; skip: number; limit: number | null; signal: AbortSignal }): Promise<Page<RawRecord>>;
   /** False for endpoints without skip/limit. */
   paged: boolean;
+  /**
+   * True when the window's field is stamped once, when the record is created, and never changes
+   * (an event log by createdAt): a closed window's content is then fixed, so offsets within it are
+   * stable. Such a window is paged by offset instead of split — no page read twice, no stability
+   * re-read — and windows stay at the longest span, so a pass costs the pages of its records.
+   */
+  appendOnly?: boolean;
 }
 
 const TARGET_FILL = 0.6;
@@ -54,10 +63,14 @@ export async function* readClosedWindows(
   let state: WindowCursor = cursor ?? { mode: 'window', highWater: null, spanMs: null, window: null };
   const minSpan = Math.max(1, plan.minWindowMs);
   const maxSpan = Math.max(minSpan, plan.maxWindowMs);
+  const limit = source.paged ? env.pageSize : null;
+  if (source.appendOnly && limit !== null) {
+    yield* readAppendOnlyWindows(source, env, { ...state, spanMs: maxSpan }, plan, limit, signal);
+    return;
+  }
   const opened = await openFirstWindow(state, plan, env.client, signal);
   if (!opened) return;
   state = opened;
-  const limit = source.paged ? env.pageSize : null;
 
   for (;;) {
     const window = state.window!;
@@ -85,20 +98,54 @@ export async function* readClosedWindows(
     }
 
     const nextSpan = clamp(Math.round(span * clamp((limit ?? Infinity) * TARGET_FILL / Math.max(total, 1), 0.5, 2)), minSpan, maxSpan);
-    const done = toMsValue >= toMs(window.rangeEnd)!;
-    const next: WindowCursor = done
-      ? { mode: 'window', highWater: window.rangeEnd, spanMs: nextSpan, window: null }
-      : {
-          mode: 'window',
-          highWater: window.to,
-          spanMs: nextSpan,
-          // The next window starts AT this one's end: bounds are inclusive and timestamps may
-          // carry more precision than milliseconds, so a gap of even 1 ms could lose records.
-          window: { from: window.to, to: endOf(window.to, nextSpan, window.rangeEnd), rangeEnd: window.rangeEnd },
-        };
+    const next = afterWindow(window, nextSpan);
     yield { records: more ? [] : first.items, cursor: next, batchId: `${window.from}_${window.to}`, pages: 1, rejected: more ? [] : first.rejected };
     state = next;
     if (!state.window) return;
+  }
+}
+
+/** The cursor once `window` is fully read: the next window of `span`, or the range done. */
+function afterWindow(window: NonNullable<WindowCursor['window']>, span: number): WindowCursor {
+  if (toMs(window.to)! >= toMs(window.rangeEnd)!) return { mode: 'window', highWater: window.rangeEnd, spanMs: span, window: null };
+  return {
+    mode: 'window',
+    highWater: window.to,
+    spanMs: span,
+    // The next window starts AT this one's end: bounds are inclusive and timestamps may
+    // carry more precision than milliseconds, so a gap of even 1 ms could lose records.
+    window: { from: window.to, to: endOf(window.to, span, window.rangeEnd), rangeEnd: window.rangeEnd },
+  };
+}
+
+/**
+ * Windows of an append-only source (see WindowSource.appendOnly), each paged by offset from the
+ * cursor's `skip`: every page is committed with the offset after it, so a stopped run resumes at
+ * the next page. An incremental pass is one window of the longest span (`maxWindow`), so it costs
+ * ceil((records + 1) / pageSize) requests — the last, short page says the window is done.
+ */
+async function* readAppendOnlyWindows(
+  source: WindowSource,
+  env: StreamEnv<unknown>,
+  cursor: WindowCursor,
+  plan: RunPlan,
+  limit: number,
+  signal: AbortSignal,
+): AsyncGenerator<Chunk<WindowCursor>> {
+  const span = cursor.spanMs!;
+  const opened = await openFirstWindow(cursor, plan, env.client, signal);
+  if (!opened) return;
+  let state = opened;
+  while (state.window) {
+    const window = state.window;
+    const skip = window.skip ?? 0;
+    const page = await source.fetch({ from: window.from, to: window.to, skip, limit, signal });
+    const received = page.items.length + page.rejected.length;
+    const read = skip + received;
+    const last = received < limit || (page.count !== undefined && read >= page.count);
+    const next: WindowCursor = last ? afterWindow(window, span) : { ...state, window: { ...window, skip: read } };
+    yield { records: page.items, cursor: next, batchId: `${window.from}_${window.to}_s${skip}`, pages: 1, rejected: page.rejected };
+    state = next;
   }
 }
 

@@ -1,6 +1,6 @@
 import { listWebhookEvents } from '../../api/endpoints/webhook-events.js';
 import type { Page } from '../../api/paging.js';
-import type { RawRecord, StreamDefinition } from '../stream-definition.js';
+import type { RawRecord, RunPlan, StreamDefinition } from '../stream-definition.js';
 import { readClosedWindows, windowCursorSchema, type WindowCursor } from '../strategies/closed-window.js';
 import { noOptions, requireKey, stringField, upsertOrRemovedOp } from './common.js';
 
@@ -30,6 +30,7 @@ export const webhookEventsStream: StreamDefinition<WindowCursor, Record<string, 
       {
         key: eventKey,
         paged: env.variant === 'main',
+        appendOnly: true,
         fetch: ({ from, to, skip, limit, signal: s }) =>
           listWebhookEvents(
             env.client,
@@ -39,7 +40,19 @@ export const webhookEventsStream: StreamDefinition<WindowCursor, Record<string, 
       },
       env,
       cursor,
-      plan,
+      incrementalWithoutLookback(plan),
       signal,
     ),
 };
+
+/**
+ * The lookback re-reads the last minutes of a stream for records that became visible late with a
+ * time already behind the checkpoint. An event's createdAt is stamped by the server when the event
+ * is logged and never changes, and the safety lag already waits for late visibility; re-reading
+ * the last ten minutes of the log every five-minute pass cost twice the new events' pages (issue
+ * 14: 5 requests a pass where 2 would do). A later change to a logged event (its delivery answer,
+ * `response`) is therefore seen only when it happened within the safety lag; a backfill re-reads.
+ */
+function incrementalWithoutLookback(plan: RunPlan): RunPlan {
+  return plan.mode === 'backfill' ? plan : { ...plan, lookbackMs: 0 };
+}

@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { createStores } from '../../src/state/stores/index.js';
+import type { InboxEntry } from '../../src/state/stores/webhook-inbox-store.js';
+import { freshStateDatabase } from '../helpers/state-db.js';
+
+const NOW = '2024-06-01T12:00:00.000Z';
+let seq = 0;
+
+function entry(ref: string | null, receivedAt: string, extra: Partial<InboxEntry> = {}): InboxEntry {
+  seq += 1;
+  return { key: `k${seq}`, eventType: 'load#info_updated', family: 'load', referenceNumber: ref, body: `{"n":${seq}}`, source: 'delivery', occurredAt: null, receivedAt, ...extra };
+}
+
+const at = (second: number) => new Date(Date.parse('2024-06-01T11:00:00.000Z') + second * 1000).toISOString();
+
+/** `WebhookInboxStore.due` on a real state database: which events a processor batch takes. */
+describe('the webhook inbox hands out work per load, oldest first', () => {
+  it('takes every pending event of the longest-waiting loads across the whole inbox', async () => {
+    const { stores } = await freshStateDatabase().then(({ db }) => ({ stores: createStores(db) }));
+    const inbox = stores.webhookInbox;
+    // A burst interleaving A, B, C, then D arriving last.
+    const entries: InboxEntry[] = [];
+    for (let i = 0; i < 50; i++) for (const ref of ['A', 'B', 'C']) entries.push(entry(ref, at(i)));
+    entries.push(entry('D', at(100)));
+    await inbox.acceptMany(entries, 60_000);
+    const batch = await inbox.due(2, NOW);
+    expect(new Set(batch.map((r) => r.reference_number))).toEqual(new Set(['A', 'B']));
+    expect(batch).toHaveLength(100);
+    expect(batch.map((r) => r.id)).toEqual([...batch.map((r) => r.id)].sort((a, b) => a - b));
+    await inbox.markDone(batch.map((r) => r.id), NOW);
+    // A new event for A now waits behind C, which has waited longer: no load is overtaken.
+    await inbox.accept(entry('A', at(200)), 60_000);
+    expect([...new Set((await inbox.due(1, NOW)).map((r) => r.reference_number))]).toEqual(['C']);
+    expect((await inbox.due(3, NOW)).map((r) => r.reference_number).filter((r) => r !== 'C')).toEqual(['D', 'A']);
+  });
+
+  it('orders by when the change happened: an event-log row from before the burst goes first', async () => {
+    const { stores } = await freshStateDatabase().then(({ db }) => ({ stores: createStores(db) }));
+    const inbox = stores.webhookInbox;
+    await inbox.acceptMany(Array.from({ length: 20 }, (_, i) => entry(`L${i}`, at(60 + i))), 60_000);
+    // Read from the event log after the burst arrived, but it happened during the downtime before.
+    await inbox.accept(entry('OLD', at(90), { source: 'log', occurredAt: at(5) }), 60_000);
+    expect((await inbox.due(1, NOW)).map((r) => r.reference_number)).toEqual(['OLD']);
+  });
+
+  it('an event naming no load is a subject of its own; rows not yet due wait; maxRows bounds a batch', async () => {
+    const { stores } = await freshStateDatabase().then(({ db }) => ({ stores: createStores(db) }));
+    const inbox = stores.webhookInbox;
+    await inbox.acceptMany([entry(null, at(1)), entry(null, at(2)), entry('X', at(3)), entry('X', at(4)), entry('X', at(5))], 60_000);
+    expect((await inbox.due(2, NOW)).map((r) => r.reference_number)).toEqual([null, null]);
+    const [x] = (await inbox.due(10, NOW)).filter((r) => r.reference_number === 'X');
+    await inbox.markFailed(x!, 'HTTP 500', '2024-06-01T13:00:00.000Z', 10);
+    expect((await inbox.due(10, NOW)).map((r) => r.reference_number)).toEqual([null, null, 'X', 'X']);
+    expect(await inbox.due(10, NOW, 3)).toHaveLength(3);
+  });
+});
