@@ -3,10 +3,12 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import mysql from 'mysql2/promise';
-import { sqlConnector, sqlOptionsSchema } from '../connectors/sql/index.js';
+import { planStream, sqlConnector, sqlOptionsSchema } from '../connectors/sql/index.js';
+import { encodeRow } from '../connectors/sql/encode-row.js';
+import type { StreamPlan } from '../connectors/sql/table-plan.js';
 import { createStreamMapper, loadMapping } from '../src/mapping/index.js';
 import { startSimulator } from '../src/simulator/index.js';
-import type { SyncRecord } from '../src/contracts/index.js';
+import type { StreamMapper, SyncRecord } from '../src/contracts/index.js';
 import { silentLogger } from '../src/util/logger.js';
 
 export interface SqlUpsertResult {
@@ -14,6 +16,14 @@ export interface SqlUpsertResult {
   records: number;
   seconds: number;
   recordsPerSecond: number;
+  /**
+   * The database's floor in the same run: the same rows (mapped and encoded beforehand) written by
+   * a bare driver loop — batch by batch alternating with the sink: per batch BEGIN, one multi-row upsert per table, COMMIT — into empty tables
+   * of the same shape. The sink's figure includes mapping; the floor's does not.
+   */
+  bareRecordsPerSecond?: number;
+  /** Sink records/s ÷ bare records/s. */
+  ratio?: number;
   /** Set when the sink could not be measured (server unreachable). */
   skipped?: string;
 }
@@ -52,20 +62,53 @@ export async function benchSqlUpsert(options: SqlUpsertOptions = {}): Promise<Sq
   const name = `bench_${process.pid}_${Date.now()}`;
   const results: SqlUpsertResult[] = [];
 
-  const measure = async (sink: SqlUpsertResult['sink'], raw: Record<string, unknown>) => {
-    const instance = await sqlConnector.create(sqlOptionsSchema.parse(raw), { instanceName: 'bench', logger: silentLogger(), baseDir: process.cwd(), mappings: new Map([['loads', createStreamMapper(mapping)]]) });
-    const signal = new AbortController().signal;
-    try {
+  const mapper = createStreamMapper(mapping);
+  const measure = async (sink: SqlUpsertResult['sink'], raw: Record<string, unknown>, bare?: BareWriter) => {
+    const open = async (tablePrefix: string) => {
+      const instance = await sqlConnector.create(sqlOptionsSchema.parse({ ...raw, tablePrefix }), {
+        instanceName: 'bench',
+        logger: silentLogger(),
+        baseDir: process.cwd(),
+        mappings: new Map([['loads', mapper]]),
+      });
       await instance.init?.(signal);
-      const started = process.hrtime.bigint();
-      for (let i = 0; i < records.length; i += batchSize) {
-        await instance.sink!.write({ stream: 'loads', batchId: `bench-${i}`, records: records.slice(i, i + batchSize) }, signal);
+      return instance;
+    };
+    const signal = new AbortController().signal;
+    const instance = await open('');
+    let sinkNanos = 0n;
+    let bareNanos = 0n;
+    try {
+      // Empty tables of the same shape for the bare loop (created by the connector under another prefix).
+      const prefix = 'bare_';
+      let batches: BareTable[][] = [];
+      if (bare) {
+        await (await open(prefix)).close();
+        const plan = planStream(mapping, { dialect: raw.dialect as 'postgres' | 'mysql', tablePrefix: prefix, textLength: sqlOptionsSchema.parse(raw).textLength });
+        batches = encodeBatches(records, batchSize, mapper, plan, raw.dialect as 'postgres' | 'mysql');
       }
-      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      results.push({ sink, records: records.length, seconds, recordsPerSecond: Math.round(records.length / seconds) });
+      // Sink and bare batches alternate, so a busy moment of the machine slows both alike.
+      for (let i = 0, n = 0; i < records.length; i += batchSize, n += 1) {
+        let started = process.hrtime.bigint();
+        await instance.sink!.write({ stream: 'loads', batchId: `bench-${i}`, records: records.slice(i, i + batchSize) }, signal);
+        sinkNanos += process.hrtime.bigint() - started;
+        if (bare) {
+          started = process.hrtime.bigint();
+          await bare(batches[n]!);
+          bareNanos += process.hrtime.bigint() - started;
+        }
+      }
     } finally {
       await instance.close();
     }
+    const seconds = Number(sinkNanos) / 1e9;
+    const result: SqlUpsertResult = { sink, records: records.length, seconds, recordsPerSecond: Math.round(records.length / seconds) };
+    if (bare) {
+      const bareRate = records.length / (Number(bareNanos) / 1e9);
+      result.bareRecordsPerSecond = Math.round(bareRate);
+      result.ratio = records.length / seconds / bareRate;
+    }
+    results.push(result);
   };
 
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'freight-sync-bench-sql-'));
@@ -80,7 +123,13 @@ export async function benchSqlUpsert(options: SqlUpsertOptions = {}): Promise<Sq
     await admin.connect();
     await admin.query(`create schema "${name}"`);
     try {
-      await measure('postgres', { dialect: 'postgres', url: postgresUrl, schema: name });
+      const client = new pg.Client({ connectionString: postgresUrl });
+      await client.connect();
+      try {
+        await measure('postgres', { dialect: 'postgres', url: postgresUrl, schema: name }, bareWriter('postgres', name, (text, values) => client.query(text, values)));
+      } finally {
+        await client.end();
+      }
     } finally {
       await admin.query(`drop schema "${name}" cascade`);
     }
@@ -95,7 +144,13 @@ export async function benchSqlUpsert(options: SqlUpsertOptions = {}): Promise<Sq
     maria = await mysql.createConnection({ uri: mariadbUrl, connectTimeout: 3000 });
     await maria.query(`create database \`${name}\` character set utf8mb4 collate utf8mb4_bin`);
     try {
-      await measure('mariadb', { dialect: 'mysql', url: mariadbUrl, schema: name });
+      const connection = await mysql.createConnection({ uri: mariadbUrl, timezone: 'Z', supportBigNumbers: true, charset: 'utf8mb4' });
+      try {
+        await connection.query("SET SESSION sql_mode = 'STRICT_ALL_TABLES', time_zone = '+00:00'");
+        await measure('mariadb', { dialect: 'mysql', url: mariadbUrl, schema: name }, bareWriter('mysql', name, (text, values) => connection.query(text, values)));
+      } finally {
+        await connection.end();
+      }
     } finally {
       await maria.query(`drop database \`${name}\``);
     }
@@ -105,4 +160,53 @@ export async function benchSqlUpsert(options: SqlUpsertOptions = {}): Promise<Sq
     await maria?.end().catch(() => undefined);
   }
   return results;
+}
+
+interface BareTable {
+  readonly name: string;
+  readonly key: readonly string[];
+  readonly columns: readonly string[];
+  readonly rows: readonly Record<string, unknown>[];
+}
+type BareWriter = (tables: readonly BareTable[]) => Promise<void>;
+
+/** Each batch mapped and encoded exactly as the sink binds it, before the clock starts. */
+function encodeBatches(records: readonly SyncRecord[], batchSize: number, mapper: StreamMapper, plan: StreamPlan, dialect: 'postgres' | 'mysql'): BareTable[][] {
+  const batches: BareTable[][] = [];
+  for (let i = 0; i < records.length; i += batchSize) {
+    const { batch } = mapper.map({ stream: 'loads', batchId: `bare-${i}`, records: records.slice(i, i + batchSize) });
+    batches.push(
+      [plan.root, ...plan.children].map((table) => {
+        const rows = batch.tables.find((t) => t.table === table.logical)?.rows ?? [];
+        const unique = new Map(rows.map((row) => [JSON.stringify(table.key.map((k) => row[k] ?? null)), row]));
+        return {
+          name: table.name,
+          key: table.key,
+          columns: table.columns.map((c) => c.name),
+          rows: [...unique.values()].map((row) => encodeRow(row, table, dialect, row._op === 'delete' ? 'delete' : 'upsert')),
+        };
+      }),
+    );
+  }
+  return batches;
+}
+
+/** BEGIN; one multi-row `INSERT … ON CONFLICT DO UPDATE` (`ON DUPLICATE KEY UPDATE`) per table; COMMIT. */
+function bareWriter(dialect: 'postgres' | 'mysql', schema: string, query: (text: string, values?: unknown[]) => Promise<unknown>): BareWriter {
+  const q = (id: string) => (dialect === 'postgres' ? `"${id}"` : `\`${id}\``);
+  return async (tables) => {
+    await query('begin');
+    for (const table of tables) {
+      if (table.rows.length === 0) continue;
+      const values: unknown[] = [];
+      const tuples = table.rows.map((row) => `(${table.columns.map((c) => (values.push(row[c] ?? null), dialect === 'postgres' ? `$${values.length}` : '?')).join(', ')})`);
+      const others = table.columns.filter((c) => !table.key.includes(c));
+      const update =
+        dialect === 'postgres'
+          ? ` on conflict (${table.key.map(q).join(', ')}) do update set ${others.map((c) => `${q(c)} = excluded.${q(c)}`).join(', ')}`
+          : ` on duplicate key update ${others.map((c) => `${q(c)} = values(${q(c)})`).join(', ')}`;
+      await query(`insert into ${q(schema)}.${q(table.name)} (${table.columns.map(q).join(', ')}) values ${tuples.join(', ')}${update}`, values);
+    }
+    await query('commit');
+  };
 }

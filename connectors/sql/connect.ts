@@ -71,6 +71,8 @@ async function mysqlDialect(options: SqlOptions): Promise<Dialect> {
     timezone: 'Z',
     supportBigNumbers: true,
     connectTimeout: 10_000,
+    // A clean batch is one multi-statement query (batch-statement.ts); values are still escaped by the driver.
+    multipleStatements: true,
     ...(options.ssl ? { ssl: {} } : {}),
   };
   const pool =

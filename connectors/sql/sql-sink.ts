@@ -2,6 +2,7 @@ import { mappingRejections, type ContractLogger as Logger, type RecordBatch, typ
 import { sleep, throwIfAborted } from '../../src/util/abort.js';
 import type { AnyDb } from './connect.js';
 import { classifyDbError, columnOfError } from './db-errors.js';
+import { canWriteInOneStatement, writeBatchInOneStatement } from './batch-statement.js';
 import { clearSyncErrors, insertSyncErrors, type SyncErrorRow } from './errors-table.js';
 import { groupRecords, type RecordGroup } from './record-groups.js';
 import { SqlRowError } from './row-error.js';
@@ -29,9 +30,11 @@ interface Rejection {
 }
 
 /**
- * Upserts each batch in ONE transaction and resolves only after COMMIT (the acknowledgement). A
- * row the database refuses does not take the batch with it: the batch is rolled back to a
- * savepoint and written again record by record, each in its own savepoint; the rest commits.
+ * Upserts each batch in ONE transaction and resolves only after COMMIT (the acknowledgement). On
+ * PostgreSQL and MariaDB a clean batch is one statement (BEGIN, statement, COMMIT: three round
+ * trips; see batch-statement.ts); elsewhere one statement per table. A row the database refuses
+ * does not take the batch with it: the batch is rolled back and written again record by record,
+ * each in its own savepoint; the rest commits.
  * Refused records — and records that failed to map — are named in the acknowledgement
  * (`{ rejected }`), so the engine quarantines and re-delivers them; they are also mirrored into
  * the errors table (same transaction) and the log. Errors that are not about a row's data
@@ -67,6 +70,44 @@ export class SqlSink implements RecordSink {
   }
 
   private async writeOnce(
+    batch: RecordBatch,
+    plan: StreamPlan,
+    mapper: StreamMapper,
+    groups: readonly RecordGroup[],
+    mappingRows: readonly SyncErrorRow[],
+    signal: AbortSignal,
+  ): Promise<Rejection[]> {
+    const { db, ctx, options } = this.deps;
+    if (canWriteInOneStatement(ctx, plan, groups, options.deleteMode)) {
+      const trx = await db.startTransaction().execute();
+      let done = false;
+      try {
+        if (await writeBatchInOneStatement(trx, ctx, plan, groups, { table: this.deps.errorsTable, stream: batch.stream })) {
+          await insertSyncErrors(trx, ctx, this.deps.errorsTable, mappingRows, options.textLength);
+          throwIfAborted(signal);
+          await trx.commit().execute();
+          done = true;
+          return [];
+        }
+        // A late, older version is in the batch: the statement-per-table path keeps its children out.
+      } catch (error) {
+        // Retryable (deadlock) or aborted: the caller decides. Anything else — a refused row, or a
+        // statement this database would not take — is settled by the statement-per-table path,
+        // which isolates the refused records (or fails the batch with the real error).
+        if (signal.aborted || classifyDbError(ctx.dialect, error).retryable) throw error;
+        this.deps.logger.debug({ stream: batch.stream, batchId: batch.batchId, err: error }, 'sql batch statement failed; writing table by table');
+      } finally {
+        if (!done) await trx.rollback().execute().catch(() => undefined);
+      }
+    }
+    return this.writeIsolating(batch, plan, mapper, groups, mappingRows, signal);
+  }
+
+  /**
+   * The statement-per-table path: the whole batch in a savepoint first, and on a refused row, each
+   * record in its own savepoint; the rest commits.
+   */
+  private async writeIsolating(
     batch: RecordBatch,
     plan: StreamPlan,
     mapper: StreamMapper,
