@@ -1,3 +1,4 @@
+import { describeStateLocation, stateLocationOf } from '../state/state-location.js';
 import type { ValidatedDeployment } from './validate-deployment.js';
 import { openApp } from './compose.js';
 import { startConnectors } from '../plugins/create-connectors.js';
@@ -42,7 +43,7 @@ export async function checkDeployment(deployment: ValidatedDeployment, options: 
   let app: Awaited<ReturnType<typeof openApp>> | undefined;
   try {
     app = await openApp(loaded, { logger: options.logger, withConnectors: false, signal: options.signal });
-    rows.push({ kind: 'state', target: 'state database', ok: true, detail: `${loaded.config.state.path} opened and migrated`, durationMs: Date.now() - started });
+    rows.push({ kind: 'state', target: 'state database', ok: true, detail: `${describeStateLocation(stateLocationOf(loaded.config.state))} opened and migrated`, durationMs: Date.now() - started });
   } catch (error) {
     rows.push({ kind: 'state', target: 'state database', ok: false, detail: describeError(error), durationMs: Date.now() - started });
   }

@@ -4,7 +4,8 @@ import { listLoadDocumentTypes } from '../api/endpoints/loads.js';
 import { AuthHealth } from '../api/auth-health.js';
 import type { LoadedConfig } from '../config/load-config.js';
 import { createConnectors, type ConnectorSet } from '../plugins/create-connectors.js';
-import { openStateDatabase } from '../state/database.js';
+import { openState } from '../state/database.js';
+import { describeStateLocation, stateLocationOf } from '../state/state-location.js';
 import { migrateToLatest } from '../state/migrate.js';
 import { createStores, type StateStores } from '../state/stores/index.js';
 import { UsageError } from '../util/errors.js';
@@ -74,9 +75,11 @@ export async function openApp(loaded: LoadedConfig, options: OpenAppOptions): Pr
   };
   try {
     const streams = resolveStreams(config, options.streams);
-    const db = openStateDatabase(config.state.path);
+    const stateLocation = stateLocationOf(config.state);
+    const stateLogger = options.logger.child({ component: 'state' });
+    const db = await openState(stateLocation, { onIdleError: (error) => stateLogger.warn({ err: error }, 'a pooled state database connection failed; it is replaced on the next query') });
     cleanups.push(() => db.destroy());
-    await migrateToLatest(db, { location: config.state.path });
+    await migrateToLatest(db, { location: describeStateLocation(stateLocation) });
     const stores = createStores(db);
     const metrics = new OpsMetrics({ build: buildInfo() });
     const apiReachability = new ApiReachability();
@@ -192,7 +195,7 @@ export function composeOutbound(
     sources: sourcesOf(app, options.extraSources),
     config: app.config.outbound,
     variant: app.config.api.variant,
-    lease: new DispatchLease(app.db, app.config.state.path),
+    lease: new DispatchLease(app.db, describeStateLocation(stateLocationOf(app.config.state))),
     logger: options.logger ?? app.logger.child({ component: 'outbound' }),
     abortSignal: options.abortSignal,
     supervision: options.supervision ?? supervisionOf(app.config),
@@ -250,7 +253,7 @@ export function composeDaemon(app: AppContext, options: DaemonOptions): { servic
   const services: DaemonService[] = [];
   const servers = new HttpServers(app.logger.child({ component: 'http' }));
   // First to start, last to stop: the state is owned for the whole life of the daemon.
-  services.push(daemonOwnershipService(app.stores.daemonOwner, { statePath: config.state.path, logger: app.logger.child({ component: 'state-owner' }) }));
+  services.push(daemonOwnershipService(app.stores.daemonOwner, { statePath: describeStateLocation(stateLocationOf(config.state)), logger: app.logger.child({ component: 'state-owner' }) }));
   // Built first (it starts last): the console shows each stream's next run from it.
   const scheduler = new StreamScheduler(
     { streams: app.streams, runDeps: app.deps, sinksFor: (s) => app.sinksFor(s), logger: app.logger },

@@ -152,9 +152,25 @@ const apiSchema = z
 
 /* ---------------------------------------------------------------- state, log */
 
+const POSTGRES_URL = /^postgres(ql)?:\/\//i;
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
 const stateSchema = z.strictObject({
-  // Resolved against the config file's folder by load-config.ts.
+  // Resolved against the config file's folder by load-config.ts. Ignored when `url` is set.
   path: nonEmptyString().prefault('./data/freight-sync.sqlite'),
+  /**
+   * PostgreSQL instead of the SQLite file: `postgres://user:password@host:5432/database`. What
+   * several processes or replicas share (docs/scaling-out.md).
+   */
+  url: nonEmptyString()
+    .refine((value) => POSTGRES_URL.test(value), { message: 'expected a postgres:// or postgresql:// URL (SQLite is state.path)' })
+    .optional(),
+  /** The PostgreSQL schema holding freight-sync's tables (created when missing). */
+  schema: nonEmptyString()
+    .refine((value) => SCHEMA_NAME.test(value), { message: 'expected a lower-case SQL identifier (letters, digits, _; at most 63)' })
+    .prefault('freight_sync'),
+  /** Connections in the PostgreSQL pool. */
+  poolSize: integerValue(2, 100).prefault(10),
 });
 
 const logSchema = z.strictObject({

@@ -62,8 +62,14 @@ export interface ApiConfig {
 }
 
 export interface StateConfig {
-  /** Absolute path of the SQLite state database. */
+  /** Absolute path of the SQLite state database (unused when `url` is set). */
   path: string;
+  /** PostgreSQL URL: the state lives there instead of the SQLite file. */
+  url?: string | undefined;
+  /** PostgreSQL schema of the state tables. */
+  schema: string;
+  /** PostgreSQL pool size. */
+  poolSize: number;
 }
 
 export interface LogConfig {

@@ -343,12 +343,10 @@ function retryReasonLabel(reason: string): string {
 }
 
 /**
- * `SELECT state, count(*)` on a table that may not exist (the outbox is optional, and a database
- * opened by an older build has neither). A missing table or column yields no series, not an error.
+ * `SELECT state, count(*)` of a state table (both exist once the store is migrated, which opening
+ * it does). A failing query yields no series rather than failing the whole scrape.
  */
 async function countByState(db: Kysely<StateTables>, table: string): Promise<Array<[string, number]>> {
-  const exists = await sql<{ n: number }>`select count(*) as n from sqlite_master where type = 'table' and name = ${table}`.execute(db);
-  if (!exists.rows[0] || Number(exists.rows[0].n) === 0) return [];
   try {
     const rows = await sql<{ state: string; n: number }>`select state, count(*) as n from ${sql.table(table)} group by state`.execute(db);
     return rows.rows.map((r) => [String(r.state), Number(r.n)]);

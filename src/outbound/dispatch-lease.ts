@@ -11,7 +11,7 @@ const TTL_MS = 30_000;
 /**
  * One dispatcher per state database. Taken when free, expired, or held by a process of this host
  * that no longer exists (so a rerun right after `kill -9` need not wait for the expiry); renewed
- * while held. SQLite serialises the read-modify-write inside the transaction.
+ * while held.
  */
 export class DispatchLease {
   readonly holder = `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
@@ -24,8 +24,11 @@ export class DispatchLease {
 
   async acquire(): Promise<void> {
     const host = os.hostname();
-    await this.db.transaction().execute(async (trx) => {
-      const current = await trx.selectFrom('outbox_lease').selectAll().where('name', '=', LEASE).executeTakeFirst();
+    // A compare-and-set (insert when absent, replace only the row judged free), so two processes
+    // cannot both take the lease on any dialect: on PostgreSQL a read-then-upsert transaction at
+    // READ COMMITTED would let both win.
+    for (;;) {
+      const current = await this.db.selectFrom('outbox_lease').selectAll().where('name', '=', LEASE).executeTakeFirst();
       const now = Date.now();
       const free =
         !current ||
@@ -34,8 +37,23 @@ export class DispatchLease {
         (current.host === host && !processAlive(current.pid));
       if (!free) throw new OutboxBusyError(`${current.host} pid ${current.pid}`, this.location);
       const values = { holder: this.holder, host, pid: process.pid, expires_at: new Date(now + TTL_MS).toISOString() };
-      await trx.insertInto('outbox_lease').values({ name: LEASE, ...values }).onConflict((oc) => oc.column('name').doUpdateSet(values)).execute();
-    });
+      const result = current
+        ? await this.db
+            .updateTable('outbox_lease')
+            .set(values)
+            .where('name', '=', LEASE)
+            .where('holder', '=', current.holder)
+            .where('expires_at', '=', current.expires_at)
+            .executeTakeFirst()
+            .then((r) => r.numUpdatedRows)
+        : await this.db
+            .insertInto('outbox_lease')
+            .values({ name: LEASE, ...values })
+            .onConflict((oc) => oc.column('name').doNothing())
+            .executeTakeFirst()
+            .then((r) => r.numInsertedOrUpdatedRows ?? 0n);
+      if (Number(result) > 0) break;
+    }
     this.timer = setInterval(() => void this.renew().catch(() => undefined), TTL_MS / 3);
     this.timer.unref();
   }

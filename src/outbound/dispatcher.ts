@@ -53,6 +53,12 @@ export class Dispatcher {
   readonly stats: DispatchStats = { steps: 0, done: 0, dead: 0, reconciled: 0, deadIds: [] };
   private readonly inFlight = new Map<string, Promise<void>>();
   private wakeUp: (() => void) | undefined;
+  /**
+   * A wake (notify, a finished task) that came while the loop was looking at the outbox rather
+   * than waiting: the next wait returns at once. Without it the wake is lost whenever the state
+   * query takes a moment (PostgreSQL over the network), and the loop sleeps a whole idle check.
+   */
+  private wokenWhileBusy = false;
   /** Failures of the loop's own state reads, and of steps that could not record their outcome. */
   private readonly failures: FailureBudget;
   private readonly stepFailures: FailureBudget;
@@ -91,6 +97,11 @@ export class Dispatcher {
 
   /** New commands arrived: look now instead of at the next idle check. */
   notify(): void {
+    this.wake();
+  }
+
+  private wake(): void {
+    this.wokenWhileBusy = true;
     this.wakeUp?.();
   }
 
@@ -102,6 +113,8 @@ export class Dispatcher {
         // Steps that could not record their outcome count too: dispatch must not go on silently.
         const died = this.stepFailures.exhausted;
         if (died) throw died;
+        // Wakes from here on are news to this look at the outbox.
+        this.wokenWhileBusy = false;
         try {
           const free = this.settings.concurrency - this.inFlight.size;
           let launched = 0;
@@ -164,7 +177,7 @@ export class Dispatcher {
       })
       .finally(() => {
         this.inFlight.delete(group);
-        this.wakeUp?.();
+        this.wake();
       });
     this.inFlight.set(group, task);
   }
@@ -241,6 +254,8 @@ export class Dispatcher {
 
   private async waitForChange(ms: number, stopSignal: AbortSignal): Promise<void> {
     if (ms <= 0 && this.inFlight.size === 0) return;
+    // A stop (or wake) that came while the loop was busy: an abort listener added now would never fire.
+    if (this.wokenWhileBusy || stopSignal.aborted) return;
     const signals = new AbortController();
     const onStop = () => signals.abort();
     stopSignal.addEventListener('abort', onStop, { once: true });

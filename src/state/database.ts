@@ -6,6 +6,16 @@ import { StateError } from './errors.js';
 import type { StateTables } from './tables.js';
 import { registerDurableCommit } from './durability.js';
 import { reportStorageProblems, stateStorageError } from './storage-guard.js';
+import type { StateLocation } from './state-location.js';
+import { openPostgresStateDatabase, type OpenPostgresOptions } from './postgres-database.js';
+
+/**
+ * Opens the state store wherever the config puts it: the SQLite file (default) or PostgreSQL.
+ * Both speak the same tables through the same stores; call `migrateToLatest(db)` next.
+ */
+export async function openState(location: StateLocation, options: OpenStateDatabaseOptions & OpenPostgresOptions = {}): Promise<Kysely<StateTables>> {
+  return location.kind === 'postgres' ? openPostgresStateDatabase(location, options) : openStateDatabase(location.path, options);
+}
 
 export interface OpenStateDatabaseOptions {
   /** Milliseconds a writer waits for another connection's lock before failing. */

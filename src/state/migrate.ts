@@ -1,6 +1,7 @@
-import { Migrator, type Kysely, type Migration, type MigrationResult } from 'kysely';
+import { Migrator, sql, type Kysely, type Migration, type MigrationResult } from 'kysely';
 import { describeError } from '../util/errors.js';
 import { StateError } from './errors.js';
+import { stateDialect } from './db-clock.js';
 import { MIGRATIONS, StaticMigrationProvider } from './migrations/index.js';
 
 export const MIGRATION_TABLE = 'freight_sync_migration';
@@ -28,6 +29,9 @@ export async function migrateToLatest(db: Kysely<any>, options: MigrateOptions =
     provider: new StaticMigrationProvider(migrations),
     migrationTableName: MIGRATION_TABLE,
     migrationLockTableName: MIGRATION_LOCK_TABLE,
+    // On PostgreSQL the Migrator would otherwise take another schema's bookkeeping tables (of
+    // another deployment in the same database) for its own.
+    ...(stateDialect(db) === 'postgres' ? { migrationTableSchema: await currentSchema(db) } : {}),
   });
   const { error, results = [] } = await migrator.migrateToLatest();
   if (error) {
@@ -41,14 +45,26 @@ export async function migrateToLatest(db: Kysely<any>, options: MigrateOptions =
 }
 
 async function assertNotNewerThanCode(db: Kysely<any>, known: readonly string[], where: string): Promise<void> {
-  const tables = await db.introspection.getTables();
-  if (!tables.some((t) => t.name === MIGRATION_TABLE)) return;
+  if (!(await migrationTableExists(db))) return;
   const applied: { name: string }[] = await db.selectFrom(MIGRATION_TABLE).select('name').execute();
   const unknown = applied.map((row) => row.name).filter((name) => !known.includes(name));
   if (unknown.length > 0) {
     throw new StateError(
       'STATE_SCHEMA_TOO_NEW',
-      `the state database${where} was migrated by a newer version of freight-sync (unknown migrations: ${unknown.join(', ')}); upgrade freight-sync or point state.path at another file`,
+      `the state database${where} was migrated by a newer version of freight-sync (unknown migrations: ${unknown.join(', ')}); upgrade freight-sync or point state.path (or state.schema) elsewhere`,
     );
   }
+}
+
+/** Looks in the store's own schema only on PostgreSQL (see postgres-database.ts). */
+async function migrationTableExists(db: Kysely<any>): Promise<boolean> {
+  const tables = await db.introspection.getTables();
+  return tables.some((t) => t.name === MIGRATION_TABLE);
+}
+
+async function currentSchema(db: Kysely<any>): Promise<string> {
+  const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
+  const schema = rows[0]?.schema;
+  if (!schema) throw new StateError('STATE_OPEN_FAILED', 'the PostgreSQL state connection has no current schema (check state.schema and its privileges)');
+  return schema;
 }

@@ -11,17 +11,28 @@ import { CheckpointStore } from '../../src/state/stores/checkpoint-store.js';
 import { RunHistoryStore } from '../../src/state/stores/run-history-store.js';
 import { SeenRecordStore } from '../../src/state/stores/seen-record-store.js';
 import type { StateTables } from '../../src/state/tables.js';
-import { freshStateDatabase } from '../helpers/state-db.js';
+import type { StateDialect } from '../../src/state/db-clock.js';
+import { freshStateDatabase, freshStateOn, stateDialects, type FreshState } from '../helpers/state-db.js';
 
 const open: Kysely<StateTables>[] = [];
+const disposable: FreshState[] = [];
 async function fresh() {
   const handle = await freshStateDatabase();
   open.push(handle.db);
   return handle;
 }
+/** A fresh store of the dialect (a file, or a schema of its own on PostgreSQL). */
+async function freshOn(dialect: StateDialect) {
+  const handle = await freshStateOn(dialect);
+  disposable.push(handle);
+  return handle;
+}
 afterEach(async () => {
   for (const db of open.splice(0)) await db.destroy();
+  for (const handle of disposable.splice(0)) await handle.dispose();
 });
+
+const DIALECTS = await stateDialects();
 
 const TOKENS = { accessToken: 'access-1', refreshToken: 'refresh-1', accessExpiresAt: '2025-01-01T00:00:00.000Z' };
 
@@ -78,11 +89,34 @@ describe('SqlTokenStore', () => {
   });
 });
 
-describe('CheckpointStore', () => {
+describe.each(DIALECTS)('SqlTokenStore on %s', (dialect) => {
+  it('saves, replaces (rotation), loads and clears per account', async () => {
+    const { db } = await freshOn(dialect);
+    const store = new SqlTokenStore(db);
+    await store.save('acct', TOKENS);
+    await store.save('acct', { ...TOKENS, refreshToken: 'refresh-2', accessExpiresAt: null });
+    expect(await store.load('acct')).toEqual({ ...TOKENS, refreshToken: 'refresh-2', accessExpiresAt: null });
+    expect(await store.load('other')).toBeUndefined();
+    await store.clear('acct');
+    expect(await store.load('acct')).toBeUndefined();
+  });
+
+  it('gives the refresh lock to one holder until it is released', async () => {
+    const { db } = await freshOn(dialect);
+    const store = new SqlTokenStore(db);
+    expect(await store.acquireRefreshLock('acct', 'a', 60_000)).toBe(true);
+    expect(await store.acquireRefreshLock('acct', 'b', 60_000)).toBe(false);
+    expect(await store.acquireRefreshLock('acct', 'a', 60_000)).toBe(true);
+    await store.releaseRefreshLock('acct', 'a');
+    expect(await store.acquireRefreshLock('acct', 'b', 60_000)).toBe(true);
+  });
+});
+
+describe.each(DIALECTS)('CheckpointStore on %s', (dialect) => {
   const cursorSchema = z.strictObject({ updatedAt: z.string(), seenIds: z.array(z.string()) });
 
   it('round-trips a cursor and lists and deletes it', async () => {
-    const { db } = await fresh();
+    const { db } = await freshOn(dialect);
     const checkpoints = new CheckpointStore(db, () => new Date('2025-02-03T04:05:06Z'));
     expect(await checkpoints.get('loads', cursorSchema)).toBeUndefined();
     const cursor = { updatedAt: '2025-01-01T00:00:00Z', seenIds: ['a', 'b'] };
@@ -98,25 +132,29 @@ describe('CheckpointStore', () => {
   });
 
   it('names the stream when the stored JSON is broken or does not match the schema', async () => {
-    const { db, file } = await fresh();
+    const { db } = await freshOn(dialect);
     const checkpoints = new CheckpointStore(db);
-    const raw = new Database(file);
-    raw.prepare('insert into checkpoints (stream, cursor, updated_at) values (?, ?, ?)').run('invoices', '{not json', 'x');
-    raw.prepare('insert into checkpoints (stream, cursor, updated_at) values (?, ?, ?)').run('bills', '{"updatedAt":5}', 'x');
-    raw.close();
+    // Written behind the store's back, as a hand edit or an older version would.
+    await db
+      .insertInto('checkpoints')
+      .values([
+        { stream: 'invoices', cursor: '{not json', updated_at: 'x' },
+        { stream: 'bills', cursor: '{"updatedAt":5}', updated_at: 'x' },
+      ])
+      .execute();
     await expect(checkpoints.get('invoices', cursorSchema)).rejects.toThrow(/checkpoint of stream "invoices" is not valid JSON/);
     await expect(checkpoints.get('bills', cursorSchema)).rejects.toThrow(/checkpoint of stream "bills" does not match its cursor schema: updatedAt/);
   });
 
   it('refuses to store a cursor its schema rejects', async () => {
-    const { db } = await fresh();
+    const { db } = await freshOn(dialect);
     const checkpoints = new CheckpointStore(db);
     await expect(checkpoints.set('loads', { updatedAt: 1 } as never, cursorSchema)).rejects.toThrow(/stream "loads"/);
     expect(await checkpoints.list()).toEqual([]);
   });
 
   it('joins a caller transaction: a rollback undoes the checkpoint', async () => {
-    const { db } = await fresh();
+    const { db } = await freshOn(dialect);
     const checkpoints = new CheckpointStore(db);
     const seen = new SeenRecordStore(db);
     await db
@@ -132,9 +170,9 @@ describe('CheckpointStore', () => {
   });
 });
 
-describe('RunHistoryStore', () => {
+describe.each(DIALECTS)('RunHistoryStore on %s', (dialect) => {
   it('records runs and returns the last and the most recent', async () => {
-    const { db } = await fresh();
+    const { db } = await freshOn(dialect);
     const runs = new RunHistoryStore(db, () => new Date('2025-01-01T00:00:00Z'));
     const first = await runs.start('loads', 'run');
     const second = await runs.start('invoices', 'run');
@@ -150,9 +188,9 @@ describe('RunHistoryStore', () => {
   });
 });
 
-describe('SeenRecordStore', () => {
+describe.each(DIALECTS)('SeenRecordStore on %s', (dialect) => {
   it('returns only new or changed keys, across more keys than one statement may bind', async () => {
-    const { db } = await fresh();
+    const { db } = await freshOn(dialect);
     const seen = new SeenRecordStore(db);
     const items = Array.from({ length: 2500 }, (_, i) => ({ key: `L${i}`, hash: `h${i}` }));
     expect(await seen.filterChanged('loads', items)).toHaveLength(2500);
@@ -171,7 +209,7 @@ describe('SeenRecordStore', () => {
   });
 
   it('uses the last hash when a batch carries a key twice', async () => {
-    const { db } = await fresh();
+    const { db } = await freshOn(dialect);
     const seen = new SeenRecordStore(db);
     await seen.remember('loads', [{ key: 'A', hash: '1' }, { key: 'A', hash: '2' }]);
     expect(await seen.filterChanged('loads', [{ key: 'A', hash: '2' }])).toEqual([]);

@@ -4,13 +4,15 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { ApiClient } from '../../src/api/api-client.js';
 import { listLoads } from '../../src/api/endpoints/loads.js';
-import { openStateDatabase } from '../../src/state/database.js';
+import { openState } from '../../src/state/database.js';
+import type { StateLocation } from '../../src/state/state-location.js';
 import { migrateToLatest } from '../../src/state/migrate.js';
 import { SqlTokenStore } from '../../src/state/stores/token-store.js';
 import type { SimulatorHandle } from '../../src/simulator/index.js';
 import { silentLogger } from '../../src/util/logger.js';
 import { runCli } from '../helpers/cli-process.js';
 import { startSim, tempDir } from '../helpers/pull-harness.js';
+import { dropPostgresSchema, postgresStateLocation, postgresUrlForTests, stateDialects } from '../helpers/state-db.js';
 
 /**
  * Issue 11 (single-process safety of tokens): on brokerage every refresh rotates the refresh token
@@ -20,10 +22,15 @@ import { startSim, tempDir } from '../helpers/pull-harness.js';
  * what the other stored.
  */
 let sim: SimulatorHandle | undefined;
+const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
   await sim?.close();
   sim = undefined;
+  for (const cleanup of cleanups.splice(0)) await cleanup();
 });
+
+const DIALECTS = await stateDialects();
+const POSTGRES = await postgresUrlForTests();
 
 async function issuePair(handle: SimulatorHandle): Promise<{ accessToken: string; refreshToken: string }> {
   const response = await fetch(`${handle.baseUrl}/retrieve-token`, {
@@ -36,18 +43,20 @@ async function issuePair(handle: SimulatorHandle): Promise<{ accessToken: string
 }
 
 describe('tokens shared by several processes through the state store', () => {
-  it('brokerage: two clients on one state file refresh one at a time and never use a rotated-away refresh token', async () => {
+  it.each(DIALECTS)('brokerage: two clients on one %s state refresh one at a time and never use a rotated-away refresh token', async (dialect) => {
     sim = await startSim({ variant: 'brokerage', loads: 600, accessTokenTtlMs: 5_000 });
     const credentials = await issuePair(sim);
-    const file = path.join(tempDir('token-shared'), 'state.sqlite');
-    // Two connections to one file, as two processes would have; each client has its own token
+    const location: StateLocation =
+      dialect === 'postgres' ? postgresStateLocation(POSTGRES!) : { kind: 'sqlite', path: path.join(tempDir('token-shared'), 'state.sqlite') };
+    if (location.kind === 'postgres') cleanups.push(() => dropPostgresSchema(location.url, location.schema));
+    // Two connections to one store, as two processes would have; each client has its own token
     // manager. (Migrated one after the other: in one thread, a synchronous SQLite driver waiting
     // for the other connection's migration lock would block the event loop that must release it.)
-    const migrated = openStateDatabase(file);
+    const migrated = await openState(location);
     await migrateToLatest(migrated);
     await migrated.destroy();
     const opened = await Promise.all([0, 1].map(async () => {
-      const db = openStateDatabase(file);
+      const db = await openState(location);
       const client = new ApiClient({
         baseUrl: sim!.baseUrl,
         variant: 'brokerage',
@@ -81,7 +90,9 @@ describe('tokens shared by several processes through the state store', () => {
     }
   }, 60_000);
 
-  it('brokerage with a token pair: `run` beside concurrent `sync` and `backfill` on one SQLite state is never locked out', async () => {
+  it.each(DIALECTS)('brokerage with a token pair: `run` beside concurrent `sync` and `backfill` on one %s state is never locked out', async (dialect) => {
+    const state = dialect === 'postgres' ? { url: POSTGRES!, schema: postgresStateLocation(POSTGRES!).schema } : { path: './state.sqlite' };
+    if (dialect === 'postgres') cleanups.push(() => dropPostgresSchema(POSTGRES!, (state as { schema: string }).schema));
     sim = await startSim({ variant: 'brokerage', loads: 3_000, accessTokenTtlMs: 20_000, pageDelayMs: 20 });
     const handle = sim;
     const pair = await issuePair(handle);
@@ -91,7 +102,7 @@ describe('tokens shared by several processes through the state store', () => {
       config,
       stringify({
         api: { variant: 'brokerage', baseUrl: handle.baseUrl, auth: { accessToken: pair.accessToken, refreshToken: pair.refreshToken }, rateLimit: { requestsPerSecond: 500 } },
-        state: { path: './state.sqlite' },
+        state,
         log: { level: 'info', pretty: false },
         http: { enabled: false },
         sync: {

@@ -1,7 +1,12 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { createStores } from '../../src/state/stores/index.js';
 import type { InboxEntry } from '../../src/state/stores/webhook-inbox-store.js';
-import { freshStateDatabase } from '../helpers/state-db.js';
+import { freshStateOn, stateDialects, type FreshState } from '../helpers/state-db.js';
+
+const disposable: FreshState[] = [];
+afterEach(async () => {
+  for (const handle of disposable.splice(0)) await handle.dispose();
+});
 
 const NOW = '2024-06-01T12:00:00.000Z';
 let seq = 0;
@@ -14,9 +19,9 @@ function entry(ref: string | null, receivedAt: string, extra: Partial<InboxEntry
 const at = (second: number) => new Date(Date.parse('2024-06-01T11:00:00.000Z') + second * 1000).toISOString();
 
 /** `WebhookInboxStore.due` on a real state database: which events a processor batch takes. */
-describe('the webhook inbox hands out work per load, oldest first', () => {
+describe.each(await stateDialects())('the webhook inbox hands out work per load, oldest first (%s)', (dialect) => {
   it('takes every pending event of the longest-waiting loads across the whole inbox', async () => {
-    const { stores } = await freshStateDatabase().then(({ db }) => ({ stores: createStores(db) }));
+    const { stores } = await freshStateOn(dialect).then((handle) => (disposable.push(handle), { stores: createStores(handle.db) }));
     const inbox = stores.webhookInbox;
     // A burst interleaving A, B, C, then D arriving last.
     const entries: InboxEntry[] = [];
@@ -35,7 +40,7 @@ describe('the webhook inbox hands out work per load, oldest first', () => {
   });
 
   it('orders by when the change happened: an event-log row from before the burst goes first', async () => {
-    const { stores } = await freshStateDatabase().then(({ db }) => ({ stores: createStores(db) }));
+    const { stores } = await freshStateOn(dialect).then((handle) => (disposable.push(handle), { stores: createStores(handle.db) }));
     const inbox = stores.webhookInbox;
     await inbox.acceptMany(Array.from({ length: 20 }, (_, i) => entry(`L${i}`, at(60 + i))), 60_000);
     // Read from the event log after the burst arrived, but it happened during the downtime before.
@@ -44,7 +49,7 @@ describe('the webhook inbox hands out work per load, oldest first', () => {
   });
 
   it('an event naming no load is a subject of its own; rows not yet due wait; maxRows bounds a batch', async () => {
-    const { stores } = await freshStateDatabase().then(({ db }) => ({ stores: createStores(db) }));
+    const { stores } = await freshStateOn(dialect).then((handle) => (disposable.push(handle), { stores: createStores(handle.db) }));
     const inbox = stores.webhookInbox;
     await inbox.acceptMany([entry(null, at(1)), entry(null, at(2)), entry('X', at(3)), entry('X', at(4)), entry('X', at(5))], 60_000);
     expect((await inbox.due(2, NOW)).map((r) => r.reference_number)).toEqual([null, null]);

@@ -110,8 +110,17 @@ describe('Dispatcher.drain', () => {
     const a3 = await enqueue(outbox, statusCommand('A-s2', 'A', 'PENDING'));
     const b2 = await enqueue(outbox, statusCommand('B-s1', 'B'));
     const runner = new ScriptedRunner(outbox);
+    // The first steps wait until three are in flight at once (or fail the test by its deadline):
+    // whether they overlap must not depend on how fast the state store answers.
+    let open!: () => void;
+    runner.gate = new Promise<void>((resolve) => (open = resolve));
     const d = dispatcher(runner, { concurrency: 3 });
-    await d.drain(untilIdle());
+    const drained = d.drain(untilIdle());
+    const deadline = Date.now() + 30_000;
+    while (runner.active < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    runner.gate = undefined;
+    open();
+    await drained;
 
     const order = runner.calls().map((l) => l.id);
     expect(order.filter((id) => [a1, a2, a3].includes(id))).toEqual([a1, a2, a3]);

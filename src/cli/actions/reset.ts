@@ -1,3 +1,4 @@
+import { describeStateLocation, stateLocationOf } from '../../state/state-location.js';
 import type { Command } from 'commander';
 import { UsageError } from '../../util/errors.js';
 import { STREAM_NAMES, isStreamName } from '../../config/stream-names.js';
@@ -17,7 +18,7 @@ export async function resetAction(options: { stream: string; to: string; redeliv
   const runtime = await prepareCommand(command);
   await withApp(runtime, { withConnectors: false }, async (app) => {
     if (options.force) await app.stores.daemonOwner.clear();
-    else await assertNoDaemon(app.stores.daemonOwner, app.config.state.path, 'stop it before reset (it would overwrite the new checkpoint), or pass --force');
+    else await assertNoDaemon(app.stores.daemonOwner, describeStateLocation(stateLocationOf(app.config.state)), 'stop it before reset (it would overwrite the new checkpoint), or pass --force');
     const cursor = definition.resetCursor(app.config.api.variant, at);
     await app.db.transaction().execute(async (trx) => {
       if (cursor === null) await app.stores.checkpoints.delete(definition.name, trx);

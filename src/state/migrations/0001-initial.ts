@@ -1,4 +1,5 @@
 import type { Kysely, Migration } from 'kysely';
+import { autoId } from './auto-id.js';
 
 /**
  * The first schema. Written with the schema builder only; the one dialect-sensitive spot is the
@@ -24,7 +25,7 @@ export const initial: Migration = {
 
     await db.schema
       .createTable('runs')
-      .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+      .addColumn('id', 'integer', (c) => autoId(db, c))
       .addColumn('stream', 'text', (c) => c.notNull())
       .addColumn('command', 'text', (c) => c.notNull())
       .addColumn('started_at', 'text', (c) => c.notNull())

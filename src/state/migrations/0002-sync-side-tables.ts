@@ -1,4 +1,5 @@
 import type { Kysely, Migration } from 'kysely';
+import { autoId } from './auto-id.js';
 
 /**
  * Bookkeeping the pull engine needs beyond cursors:
@@ -40,7 +41,7 @@ export const syncSideTables: Migration = {
 
     await db.schema
       .createTable('rejected_records')
-      .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+      .addColumn('id', 'integer', (c) => autoId(db, c))
       .addColumn('stream', 'text', (c) => c.notNull())
       .addColumn('batch_id', 'text', (c) => c.notNull())
       .addColumn('item_index', 'integer', (c) => c.notNull())

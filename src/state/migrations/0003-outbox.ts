@@ -1,4 +1,5 @@
 import type { Kysely, Migration } from 'kysely';
+import { autoId } from './auto-id.js';
 
 /**
  * Outbound push (design §3):
@@ -19,7 +20,7 @@ export const outbox: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {
     await db.schema
       .createTable('outbox')
-      .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+      .addColumn('id', 'integer', (c) => autoId(db, c))
       .addColumn('erp_key', 'text', (c) => c.notNull())
       .addColumn('kind', 'text', (c) => c.notNull())
       .addColumn('revision', 'integer', (c) => c.notNull())

@@ -1,4 +1,5 @@
 import type { Kysely, Migration } from 'kysely';
+import { autoId } from './auto-id.js';
 
 /**
  * `webhook_inbox`: every accepted webhook delivery (and every event the catch-up read from the
@@ -11,7 +12,7 @@ export const webhookInbox: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {
     await db.schema
       .createTable('webhook_inbox')
-      .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+      .addColumn('id', 'integer', (c) => autoId(db, c))
       .addColumn('event_key', 'text', (c) => c.notNull().unique())
       .addColumn('event_type', 'text', (c) => c.notNull())
       .addColumn('family', 'text', (c) => c.notNull())

@@ -1,4 +1,5 @@
 import { sql, type Kysely, type Migration } from 'kysely';
+import { autoId } from './auto-id.js';
 
 /**
  * `quarantine`: the ONE store of records that did not land, whatever refused them (issue 12):
@@ -16,7 +17,7 @@ export const quarantine: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {
     await db.schema
       .createTable('quarantine')
-      .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+      .addColumn('id', 'integer', (c) => autoId(db, c))
       .addColumn('kind', 'text', (c) => c.notNull())
       .addColumn('stream', 'text', (c) => c.notNull())
       .addColumn('item_key', 'text', (c) => c.notNull())
@@ -51,7 +52,7 @@ export const quarantine: Migration = {
     await db.schema.alterTable('runs').dropColumn('rejected').execute();
     await db.schema
       .createTable('rejected_records')
-      .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+      .addColumn('id', 'integer', (c) => autoId(db, c))
       .addColumn('stream', 'text', (c) => c.notNull())
       .addColumn('batch_id', 'text', (c) => c.notNull())
       .addColumn('item_index', 'integer', (c) => c.notNull())

@@ -54,18 +54,33 @@ export class DaemonOwnerStore {
 
   /**
    * Records `me` as the owner unless another holder is alive (then returns that holder and
-   * changes nothing). SQLite serialises the read-modify-write inside the transaction.
+   * changes nothing). A compare-and-set, safe between processes on every dialect: the row is
+   * inserted only when absent, or replaced only while it still holds what was judged dead — two
+   * processes starting together cannot both win (on PostgreSQL a read-modify-write transaction
+   * at READ COMMITTED would let them).
    */
   async claim(me: Pick<DaemonOwner, 'holder' | 'host' | 'pid'>, alive: (owner: DaemonOwner) => boolean): Promise<DaemonOwner | undefined> {
-    return this.db.transaction().execute(async (trx) => {
-      const row = await trx.selectFrom('daemon_owner').selectAll().where('name', '=', ROW).executeTakeFirst();
-      const current = row && { holder: row.holder, host: row.host, pid: Number(row.pid), startedAt: row.started_at, heartbeatAt: row.heartbeat_at };
+    for (;;) {
+      const current = await this.current();
       if (current && current.holder !== me.holder && alive(current)) return current;
       const at = this.now().toISOString();
       const values = { holder: me.holder, host: me.host, pid: me.pid, started_at: at, heartbeat_at: at };
-      await trx.insertInto('daemon_owner').values({ name: ROW, ...values }).onConflict((oc) => oc.column('name').doUpdateSet(values)).execute();
-      return undefined;
-    });
+      const won = current
+        ? Number(
+            (
+              await this.db
+                .updateTable('daemon_owner')
+                .set(values)
+                .where('name', '=', ROW)
+                .where('holder', '=', current.holder)
+                .where('heartbeat_at', '=', current.heartbeatAt)
+                .executeTakeFirst()
+            ).numUpdatedRows,
+          )
+        : Number((await this.db.insertInto('daemon_owner').values({ name: ROW, ...values }).onConflict((oc) => oc.column('name').doNothing()).executeTakeFirst()).numInsertedOrUpdatedRows ?? 0n);
+      if (won > 0) return undefined;
+      // Another process changed the row between the look and the write: judge the new one.
+    }
   }
 
   /** Renews the heartbeat; false when the row is no longer ours (taken over after we looked dead). */

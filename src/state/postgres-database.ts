@@ -1,0 +1,93 @@
+import { Kysely, PostgresDialect, sql, type DatabaseIntrospector, type DatabaseMetadata, type SchemaMetadata, type TableMetadata } from 'kysely';
+import type { Pool, PoolConfig } from 'pg';
+import { describeError } from '../util/errors.js';
+import { loadDriver } from '../util/optional-driver.js';
+import { StateError } from './errors.js';
+import { describeStateLocation, type StateLocation } from './state-location.js';
+import type { StateTables } from './tables.js';
+
+type PostgresLocation = Extract<StateLocation, { kind: 'postgres' }>;
+
+export interface OpenPostgresOptions {
+  /**
+   * An idle pooled connection failed (the server restarted, an operator terminated it). pg emits
+   * this on the pool; without a listener the process would die of an unhandled 'error' event. The
+   * pool drops the connection and opens a new one on the next query, so it is only reported.
+   */
+  onIdleError?: (error: Error) => void;
+}
+
+const BIGINT_OID = 20;
+
+/**
+ * Opens the state store on PostgreSQL: a pool whose connections work in `location.schema`
+ * (created when missing), so every table and the migration bookkeeping live there and several
+ * deployments can share one database. bigint columns (epoch-millisecond deadlines, counts) read
+ * back as numbers, as they do on SQLite; the values stored stay far below 2^53.
+ *
+ * Call `migrateToLatest(db)` before using the stores, as with SQLite.
+ */
+export async function openPostgresStateDatabase(location: PostgresLocation, options: OpenPostgresOptions = {}): Promise<Kysely<StateTables>> {
+  const pg = await loadDriver('pg', 'state on PostgreSQL (state.url)', () => import('pg'));
+  const Pool = pg.default.Pool;
+  const types = {
+    getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+      oid === BIGINT_OID && format !== 'binary' ? (value: string) => Number(value) : pg.default.types.getTypeParser(oid, format as 'text')) as NonNullable<
+      PoolConfig['types']
+    >['getTypeParser'],
+  };
+  const base: PoolConfig = { connectionString: location.url, connectionTimeoutMillis: 10_000, types };
+  await ensureSchema(new Pool({ ...base, max: 1 }), location);
+  const pool: Pool = new Pool({ ...base, max: location.poolSize, options: `-c search_path=${location.schema}` });
+  pool.on('error', (error) => options.onIdleError?.(error));
+  return new Kysely<StateTables>({ dialect: new CurrentSchemaPostgresDialect({ pool }) });
+}
+
+/** Creates the schema once; two processes starting together may both try, which is fine. */
+async function ensureSchema(pool: Pool, location: PostgresLocation): Promise<void> {
+  pool.on('error', () => undefined);
+  try {
+    await pool.query(`create schema if not exists "${location.schema}"`);
+  } catch (error) {
+    // 23505/42P06: the concurrent creator won the race; the schema exists.
+    const code = (error as { code?: string }).code;
+    if (code !== '23505' && code !== '42P06') {
+      throw new StateError('STATE_OPEN_FAILED', `cannot open the state database ${describeStateLocation(location)}: ${describeError(error)}`, { cause: error });
+    }
+  } finally {
+    await pool.end().catch(() => undefined);
+  }
+}
+
+/**
+ * Kysely's PostgreSQL introspector lists the tables of every schema in the database. The Migrator
+ * asks it whether its bookkeeping tables exist, so another deployment's schema in the same
+ * database could answer for ours, and a schema dropped meanwhile by someone else fails the query
+ * ("schema … does not exist"). The state store only ever looks at its own schema.
+ */
+class CurrentSchemaPostgresDialect extends PostgresDialect {
+  override createIntrospector(db: Kysely<any>): DatabaseIntrospector {
+    return new CurrentSchemaIntrospector(db);
+  }
+}
+
+class CurrentSchemaIntrospector implements DatabaseIntrospector {
+  constructor(private readonly db: Kysely<any>) {}
+
+  async getSchemas(): Promise<SchemaMetadata[]> {
+    const { rows } = await sql<{ name: string }>`select current_schema() as name`.execute(this.db);
+    return rows;
+  }
+
+  async getTables(): Promise<TableMetadata[]> {
+    const { rows } = await sql<{ table_name: string; table_schema: string; table_type: string }>`
+      select table_name, table_schema, table_type from information_schema.tables
+      where table_schema = current_schema() order by table_name`.execute(this.db);
+    // Columns are not needed by anything that introspects the state store (the Migrator, status).
+    return rows.map((row) => ({ name: row.table_name, schema: row.table_schema, isView: row.table_type === 'VIEW', columns: [] }));
+  }
+
+  async getMetadata(): Promise<DatabaseMetadata> {
+    return { tables: await this.getTables() };
+  }
+}
