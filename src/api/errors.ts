@@ -98,7 +98,7 @@ export class ReauthRequiredError extends ApiAuthError {
     readonly remedy: string,
     options?: { cause?: unknown },
   ) {
-    super(`account ${account} needs re-authentication (reauth_required since ${since}): ${reason}. ${remedy}`, { ...options, code: 'API_REAUTH_REQUIRED' });
+    super(`account ${account} needs re-authentication (reauth_required since ${since}): ${reason}; ${remedy}`, { ...options, code: 'API_REAUTH_REQUIRED' });
   }
 }
 

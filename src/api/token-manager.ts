@@ -207,8 +207,8 @@ export class TokenManager {
   /** What the user does about a lost token, for this kind of credentials. */
   private remedy(): string {
     return 'clientId' in this.options.credentials
-      ? 'Correct api.auth.clientId/clientSecret (or ask support for new ones), then run `freight-sync check` and restart the daemon; until then no API call is made for this account'
-      : 'Generate a new token pair in the developer settings and set it in api.auth (or configure clientId/clientSecret), then restart the daemon (`freight-sync check` verifies it); until then no API call is made for this account';
+      ? 'correct api.auth.clientId/clientSecret (or ask support for new ones), then run `freight-sync check` and restart the daemon; until then no API call is made for this account'
+      : 'generate a new token pair in the developer settings and set it in api.auth (or configure clientId/clientSecret), then restart the daemon (`freight-sync check` verifies it); until then no API call is made for this account';
   }
 
   /**
@@ -225,7 +225,8 @@ export class TokenManager {
     } catch (error) {
       logger.warn({ err: error }, 'could not mark the account reauth_required in the state store');
     }
-    logger.error({ account }, `authentication lost, account marked reauth_required: ${reason}`);
+    // A warning: the failed run (or command) that meets the error reports it once as an error.
+    logger.warn({ account }, `authentication lost, account marked reauth_required: ${reason}`);
     throw new ReauthRequiredError(account, reason, since, this.remedy(), { cause });
   }
 

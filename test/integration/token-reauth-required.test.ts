@@ -115,7 +115,7 @@ describe('reauth_required: a truly lost token pauses the account instead of loop
     const last = await app.stores.runs.last('loads');
     expect(last?.status).toBe('failed');
     expect(last?.error).toContain(`account ${app.client.tokens.account} needs re-authentication (reauth_required`);
-    expect(last?.error).toMatch(/Generate a new token pair/);
+    expect(last?.error).toMatch(/generate a new token pair/);
 
     // /readyz fails naming it; the metric is 1.
     const ready = await fetch(opsUrl(config, '/readyz'));
