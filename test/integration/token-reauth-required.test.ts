@@ -79,7 +79,7 @@ describe('reauth_required: a truly lost token pauses the account instead of loop
 
     daemon = await startDaemon(config, dir, { runOnStart: true });
     const { app } = daemon;
-    const runs = async (status?: string) =>
+    const runs = async (status?: 'ok' | 'failed') =>
       Number(
         (
           await app.db
