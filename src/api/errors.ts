@@ -80,8 +80,25 @@ export class ApiResponseError extends FreightSyncError {
 
 /** Credentials are missing, rejected, or a rotated refresh token was lost. Not retryable. */
 export class ApiAuthError extends FreightSyncError {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super('API_AUTH', scrubSecrets(message), options);
+  constructor(message: string, options?: { cause?: unknown; code?: string }) {
+    super(options?.code ?? 'API_AUTH', scrubSecrets(message), options?.cause === undefined ? undefined : { cause: options.cause });
+  }
+}
+
+/**
+ * The account's tokens are truly lost (marked `reauth_required` in the shared state): no call is
+ * made for it, by this process or any other on the same state, until the user gives new
+ * credentials. Thrown at once, without asking the token endpoints again.
+ */
+export class ReauthRequiredError extends ApiAuthError {
+  constructor(
+    readonly account: string,
+    readonly reason: string,
+    readonly since: string,
+    readonly remedy: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`account ${account} needs re-authentication (reauth_required since ${since}): ${reason}; ${remedy}`, { ...options, code: 'API_REAUTH_REQUIRED' });
   }
 }
 

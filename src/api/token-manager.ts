@@ -1,12 +1,12 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { isAbortError, sleep } from '../util/abort.js';
 import type { Logger } from '../util/logger.js';
 import { registerSecret } from '../util/secrets.js';
-import { ApiAuthError, ApiEncodingError, ApiError } from './errors.js';
+import { ApiAuthError, ApiEncodingError, ApiError, ReauthRequiredError } from './errors.js';
 import { readJwtTimes } from './jwt.js';
 import type { TokenRecord } from './schemas/resources.js';
 import type { ServerClock } from './server-clock.js';
-import type { StoredTokens, TokenStore } from './token-store.js';
+import type { ReauthMark, StoredTokens, TokenStore } from './token-store.js';
 import type { ApiVariant } from './variant.js';
 
 /** Credentials from the config (spec §5): client id + secret, or a pre-issued token pair. */
@@ -37,10 +37,18 @@ export interface TokenManagerOptions {
   refreshLockTtlMs?: number;
   /** How often a process waiting for another's refresh looks at the store (default 250 ms). */
   refreshLockPollMs?: number;
+  /**
+   * How long a look at the account's `reauth_required` mark is trusted before the store is read
+   * again (default 1 s): a mark another process set pauses this one within that time.
+   */
+  reauthCheckMs?: number;
+  /** Local time for the mark's `since` (default: the server clock). */
+  now?: () => Date;
 }
 
 const DEFAULT_LOCK_TTL_MS = 60_000;
 const DEFAULT_LOCK_POLL_MS = 250;
+const DEFAULT_REAUTH_CHECK_MS = 1_000;
 
 /**
  * The token lifecycle of spec §5. One refresh at a time (single-flight): concurrent callers share
@@ -60,12 +68,59 @@ export class TokenManager {
   refreshCount = 0;
   /** Refreshes avoided because another process had already stored newer tokens. */
   adoptedFromStore = 0;
+  /** The last look at the account's reauth mark (monotonic ms), so a busy client reads it about once a second. */
+  private markSeen: { at: number; mark: ReauthMark | undefined } | undefined;
+  /** Set by `reauthenticate`: one attempt despite the mark (the user asked for it). */
+  private ignoreMark = false;
+  private readonly credentialsFingerprint: string;
 
-  constructor(private readonly options: TokenManagerOptions) {}
+  constructor(private readonly options: TokenManagerOptions) {
+    this.credentialsFingerprint = fingerprintOf(options.credentials);
+  }
+
+  /** The key of this account in the token store (status, metrics, messages). */
+  get account(): string {
+    return this.options.account;
+  }
+
+  /**
+   * The account's `reauth_required` mark, read from the store (shared by every process on the
+   * state). A mark left by other credentials than the configured ones does not count: these were
+   * never tried, and their first success clears it.
+   */
+  async reauthRequired(): Promise<ReauthMark | undefined> {
+    const mark = await this.options.store.reauthRequired?.(this.options.account);
+    const current = mark && mark.credentials !== null && mark.credentials !== this.credentialsFingerprint ? undefined : mark;
+    this.markSeen = { at: performance.now(), mark: current };
+    return current;
+  }
+
+  /**
+   * `freight-sync check`: a usable access token even when the account is marked
+   * `reauth_required` — one real attempt (refresh, then client credentials), which clears the
+   * mark when it succeeds and renews it when it fails. Without a mark, the same as accessToken.
+   */
+  async reauthenticate(signal?: AbortSignal): Promise<string> {
+    await this.ensureLoaded();
+    if (!(await this.reauthRequired())) return this.accessToken(signal);
+    // Whatever is held was judged dead: refresh once more under the lock (adopting only tokens
+    // another process got since), and clear the mark when that gave a token.
+    this.ignoreMark = true;
+    try {
+      await this.refreshing?.catch(() => undefined);
+      const token = await this.refresh(signal, this.current?.accessToken ?? undefined);
+      await this.options.store.clearReauthRequired?.(this.options.account);
+      this.markSeen = { at: performance.now(), mark: undefined };
+      return token;
+    } finally {
+      this.ignoreMark = false;
+    }
+  }
 
   /** A usable access token, refreshed first when missing or about to expire. */
   async accessToken(signal?: AbortSignal): Promise<string> {
     await this.ensureLoaded();
+    await this.assertNotPaused(false);
     const token = this.current?.accessToken;
     if (token && !this.expiresSoon(this.current!)) return token;
     return this.refresh(signal);
@@ -77,6 +132,7 @@ export class TokenManager {
    */
   async onUnauthorized(rejectedToken: string, signal?: AbortSignal): Promise<string> {
     await this.ensureLoaded();
+    await this.assertNotPaused(false);
     if (this.refreshing) return this.refreshing;
     const token = this.current?.accessToken;
     if (token && token !== rejectedToken) return token;
@@ -135,15 +191,57 @@ export class TokenManager {
     return this.refreshing;
   }
 
+  /**
+   * Throws ReauthRequiredError when the account is marked (by this process or another on the
+   * same state) — no token endpoint is asked. `fresh`: read the store now (before a refresh);
+   * otherwise a look less than `reauthCheckMs` old is trusted.
+   */
+  private async assertNotPaused(fresh: boolean): Promise<void> {
+    if (this.ignoreMark) return;
+    const seen = this.markSeen;
+    const stale = fresh || !seen || performance.now() - seen.at >= (this.options.reauthCheckMs ?? DEFAULT_REAUTH_CHECK_MS);
+    const mark = stale ? await this.reauthRequired() : seen.mark;
+    if (mark) throw new ReauthRequiredError(this.options.account, mark.reason, mark.since, this.remedy());
+  }
+
+  /** What the user does about a lost token, for this kind of credentials. */
+  private remedy(): string {
+    return 'clientId' in this.options.credentials
+      ? 'correct api.auth.clientId/clientSecret (or ask support for new ones), then run `freight-sync check` and restart the daemon; until then no API call is made for this account'
+      : 'generate a new token pair in the developer settings and set it in api.auth (or configure clientId/clientSecret), then restart the daemon (`freight-sync check` verifies it); until then no API call is made for this account';
+  }
+
+  /**
+   * The tokens are truly lost: marks the account in the shared store (every process pauses its
+   * API work for it) and throws the typed error naming it and what to do.
+   */
+  private async markLost(reason: string, cause: unknown): Promise<never> {
+    const { store, account, logger } = this.options;
+    const since = (this.options.now?.() ?? this.options.clock.now()).toISOString();
+    const mark: ReauthMark = { reason, since, credentials: this.credentialsFingerprint };
+    try {
+      await store.markReauthRequired?.(account, mark);
+      this.markSeen = { at: performance.now(), mark };
+    } catch (error) {
+      logger.warn({ err: error }, 'could not mark the account reauth_required in the state store');
+    }
+    // A warning: the failed run (or command) that meets the error reports it once as an error.
+    logger.warn({ account }, `authentication lost, account marked reauth_required: ${reason}`);
+    throw new ReauthRequiredError(account, reason, since, this.remedy(), { cause });
+  }
+
   private async refreshUnderLock(signal: AbortSignal | undefined, rejectedToken: string | undefined): Promise<string> {
     const { store, account, logger } = this.options;
     const ttlMs = this.options.refreshLockTtlMs ?? DEFAULT_LOCK_TTL_MS;
+    await this.assertNotPaused(true);
     const waited = await this.takeRefreshLock(ttlMs, signal, rejectedToken);
     if (waited !== undefined) return waited;
     try {
       // Under the lock: another process may have refreshed since these tokens were loaded.
       const adopted = await this.adoptNewerStored(rejectedToken);
       if (adopted !== undefined) return adopted;
+      // …or found the tokens lost while this one waited for the lock.
+      await this.assertNotPaused(true);
       // The API call must end before the lock can be taken over by someone else.
       const deadline = AbortSignal.timeout(Math.max(1_000, ttlMs - 10_000));
       try {
@@ -232,10 +330,9 @@ export class TokenManager {
           }
         }
         if (!hasClientCredentials) {
-          throw new ApiAuthError(
-            `the refresh token was rejected (HTTP ${error.status}) and no clientId/clientSecret is configured: ` +
-              'generate a new token pair in the developer settings and set api.auth, or configure client credentials',
-            { cause: error },
+          return this.markLost(
+            `the refresh token was rejected (HTTP ${error.status}) by ${variant === 'main' ? 'GET /token' : 'GET /generate-new-token'}, also after re-reading the state store, and no clientId/clientSecret is configured`,
+            error,
           );
         }
         logger.warn({ status: error.status }, 'refresh token rejected; retrieving new tokens with client credentials');
@@ -248,7 +345,10 @@ export class TokenManager {
         record = await endpoints.retrieveToken(credentials.clientId, credentials.clientSecret, signal);
       } catch (error) {
         // A refused encoding is about api.requestEncoding, not the credentials: its own message says so.
-        if (error instanceof ApiError && !(error instanceof ApiEncodingError) && (error.status === 401 || error.status === 403 || error.status === 400)) {
+        if (error instanceof ApiError && !(error instanceof ApiEncodingError) && (error.status === 401 || error.status === 403)) {
+          return this.markLost(`POST /retrieve-token rejected the configured clientId/clientSecret (HTTP ${error.status}: ${error.serverMessage})`, error);
+        }
+        if (error instanceof ApiError && !(error instanceof ApiEncodingError) && error.status === 400) {
           throw new ApiAuthError(
             `POST /retrieve-token rejected the configured clientId/clientSecret (HTTP ${error.status}: ${error.serverMessage})`,
             { cause: error },
@@ -273,6 +373,11 @@ export class TokenManager {
     };
     await this.options.store.save(this.options.account, next);
     this.current = next;
+    // Tokens were had: whatever mark the account carried is void (check, new credentials). One
+    // small delete per refresh, under the refresh lock, so it cannot undo a newer mark.
+    await this.options.store.clearReauthRequired?.(this.options.account);
+    if (this.markSeen?.mark || this.ignoreMark) this.options.logger.info({ account: this.options.account }, 'authentication works again; reauth_required cleared');
+    this.markSeen = { at: performance.now(), mark: undefined };
     this.options.logger.debug({ expiresAt: next.accessExpiresAt }, 'access token refreshed');
     return tokens.accessToken;
   }
@@ -288,4 +393,10 @@ function expiryOf(accessToken: string | null): string | null {
   if (!accessToken) return null;
   const times = readJwtTimes(accessToken);
   return times ? new Date(times.expiresAtMs).toISOString() : null;
+}
+
+/** Identifies the configured credentials without revealing them (the reauth mark stores it). */
+function fingerprintOf(credentials: AuthCredentials): string {
+  const identity = 'clientId' in credentials ? `client:${credentials.clientId}:${credentials.clientSecret}` : `pair:${credentials.refreshToken}`;
+  return createHash('sha256').update(identity).digest('hex').slice(0, 16);
 }

@@ -51,8 +51,10 @@ export async function checkDeployment(deployment: ValidatedDeployment, options: 
   if (app) {
     const client = app.client;
     const token = await timed('api', 'token', async () => {
-      await client.tokens.accessToken(options.signal);
-      return `${loaded.config.api.variant} at ${loaded.config.api.baseUrl}: token obtained`;
+      // An account marked reauth_required is tried once more here (the user asks): success clears the mark.
+      const marked = await client.tokens.reauthRequired();
+      await client.tokens.reauthenticate(options.signal);
+      return `${loaded.config.api.variant} at ${loaded.config.api.baseUrl}: token obtained${marked ? ' (reauth_required cleared)' : ''}`;
     });
     rows.push(token);
     for (const stream of deployment.streams) {

@@ -6,6 +6,7 @@ import { Notifier } from '../notify/notifier.js';
 import { notifierService } from '../notify/notifier-service.js';
 import type { ReconcileReport } from '../reconcile/report.js';
 import type { AuthHealth } from '../api/auth-health.js';
+import type { TokenManager } from '../api/token-manager.js';
 import type { OpsMetrics } from '../ops/metrics.js';
 import type { StateStores } from '../state/stores/index.js';
 import type { Logger } from '../util/logger.js';
@@ -20,6 +21,7 @@ export interface NotificationAppParts {
   readonly stores: StateStores;
   readonly metrics: OpsMetrics;
   readonly authHealth: AuthHealth;
+  readonly client: { readonly tokens: Pick<TokenManager, 'account' | 'reauthRequired'> };
 }
 
 /** The last reconcile `run` made, as the notifier reads it (set by the reconcile service's onReport). */
@@ -55,7 +57,12 @@ export function composeNotifications(
       runs: app.stores.runs,
       outbox: app.stores.outbox,
       quarantine: app.stores.quarantine,
-      auth: () => app.authHealth.state,
+      // The shared mark first: another process on the state may have found the tokens lost.
+      auth: async () => {
+        const mark = await app.client.tokens.reauthRequired();
+        if (mark) return { state: 'lost' as const, message: `account ${app.client.tokens.account} is reauth_required since ${mark.since}: ${mark.reason}` };
+        return app.authHealth.state;
+      },
       reconcile: () => options.reconcile.differences(),
     },
     store: app.stores.notifications,

@@ -140,6 +140,7 @@ export async function openApp(loaded: LoadedConfig, options: OpenAppOptions): Pr
       streams: streams.filter((s) => !s.definition.pushOnly).map((s) => s.definition.name),
       now: () => client.clock.now(),
       apiStats: client.stats,
+      reauth: { account: client.tokens.account, required: async () => (await client.tokens.reauthRequired()) !== undefined },
     });
     return {
       config,
@@ -347,6 +348,9 @@ export function composeDaemon(app: AppContext, options: DaemonOptions): { servic
  * long, one cheap call (`GET /load-document-type`) finds out. A 4xx answer counts as reachable.
  */
 async function apiReady(app: AppContext, signal: AbortSignal): Promise<void> {
+  // A lost account is not ready, and no probe call is made for it (it would only be refused).
+  const mark = await app.client.tokens.reauthRequired();
+  if (mark) throw new Error(`reauth_required: account ${app.client.tokens.account} since ${mark.since}: ${mark.reason}`);
   const windowMs = app.config.http.apiUnreachableAfter;
   const idle = app.apiReachability.idleMs();
   if (idle === undefined || idle >= windowMs / 2) {

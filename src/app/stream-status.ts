@@ -21,9 +21,19 @@ export interface StreamStatus {
   rejected: number;
 }
 
+/** The API account's credentials as the shared state knows them. */
+export interface AuthStatus {
+  /** The account's key in the token store (variant, base URL and a hash of the configured identity). */
+  account: string;
+  /** `reauth_required`: its tokens are lost and every process pauses its API work until new credentials are given. */
+  state: 'ok' | 'reauth_required';
+  reauthRequired: { reason: string; since: string } | null;
+}
+
 export interface SyncStatusReport {
   generatedAt: string;
   clock: 'server' | 'local';
+  auth: AuthStatus;
   streams: StreamStatus[];
   invoices: { open: number; gapFillCandidates: number };
   /** Webhook events parked as failed (quarantine streams `webhook:<family>`). */
@@ -62,9 +72,15 @@ export async function collectStatus(app: AppContext, serverNow?: Date): Promise<
       rejected: quarantined.filter((q) => q.stream === name).reduce((n, q) => n + q.count, 0),
     });
   }
+  const mark = await app.client.tokens.reauthRequired();
   return {
     generatedAt: now.toISOString(),
     clock: serverNow ? 'server' : 'local',
+    auth: {
+      account: app.client.tokens.account,
+      state: mark ? 'reauth_required' : 'ok',
+      reauthRequired: mark ? { reason: mark.reason, since: mark.since } : null,
+    },
     streams,
     invoices: { open: await app.stores.side.countOpenInvoices(), gapFillCandidates: await app.stores.side.countInvoiceCandidates() },
     rejectedWebhookEvents: quarantined.filter((q) => q.kind === 'webhook').reduce((n, q) => n + q.count, 0),

@@ -5,7 +5,7 @@
  */
 export type { RecordBatch, RecordOp, SyncRecord } from './records.js';
 export type { ContractLogFn, ContractLogger } from './logger.js';
-export type { StoredTokens, TokenStore } from './token-store.js';
+export type { ReauthMark, StoredTokens, TokenStore } from './token-store.js';
 export type {
   Cell,
   CompiledChild,

@@ -11,6 +11,23 @@ export interface StoredTokens {
   accessExpiresAt: string | null;
 }
 
+/**
+ * An account whose tokens are truly lost (the refresh token rejected after the store was re-read
+ * and no client credentials, or the client credentials rejected): every process sharing the
+ * store pauses its API work until the user fixes the credentials.
+ */
+export interface ReauthMark {
+  /** What was rejected and what to do (no secrets). */
+  reason: string;
+  /** ISO 8601, when it was marked. */
+  since: string;
+  /**
+   * Fingerprint of the configured credentials that were rejected: a config with other
+   * credentials for the same account clears the mark on its next attempt.
+   */
+  credentials: string | null;
+}
+
 export interface TokenStore {
   load(account: string): Promise<StoredTokens | undefined>;
   save(account: string, tokens: StoredTokens): Promise<void>;
@@ -23,4 +40,8 @@ export interface TokenStore {
   acquireRefreshLock?(account: string, holder: string, ttlMs: number): Promise<boolean>;
   /** Releases the lock if `holder` still has it. */
   releaseRefreshLock?(account: string, holder: string): Promise<void>;
+  /** Optional: the account's re-authentication mark (see ReauthMark), undefined when none. */
+  reauthRequired?(account: string): Promise<ReauthMark | undefined>;
+  markReauthRequired?(account: string, mark: ReauthMark): Promise<void>;
+  clearReauthRequired?(account: string): Promise<void>;
 }

@@ -11,11 +11,13 @@ export interface ConditionSources {
   };
   outbox: { deadLetters(): Promise<Array<{ id: number; kind: string; erp_key: string; last_error: string | null }>> };
   quarantine: { counts(): Promise<Array<{ stream: string; kind: string; count: number }>> };
-  /** What the API client last learned about the credentials. */
-  auth(): { state: 'unknown' } | { state: 'ok' } | { state: 'lost'; message: string };
+  /** What the API client last learned about the credentials (or the shared state's reauth_required mark). */
+  auth(): AuthObservation | Promise<AuthObservation>;
   /** Differences per stream and sink of the last reconcile `run` made; undefined before the first. */
   reconcile(): ReadonlyArray<{ stream: string; sink: string; differences: number; sample: readonly string[] }> | undefined;
 }
+
+export type AuthObservation = { state: 'unknown' } | { state: 'ok' } | { state: 'lost'; message: string };
 
 export interface EvaluationSettings {
   /** Failed runs in a row that make a stream "failing". */
@@ -33,7 +35,7 @@ export async function evaluateConditions(sources: ConditionSources, settings: Ev
     { kind: 'dead-letter', open: await deadLetters(sources) },
     { kind: 'rejected-records', open: await rejectedRecords(sources) },
   ];
-  const auth = sources.auth();
+  const auth = await sources.auth();
   if (auth.state !== 'unknown') {
     observations.push({
       kind: 'auth-lost',

@@ -32,6 +32,8 @@ export interface MetricsState {
   /** Server time (the client's clock), so lag is not skewed by the local clock. */
   now: () => Date;
   apiStats: ApiClientStats;
+  /** The API account and whether the shared state marks it `reauth_required` (tokens lost). */
+  reauth?: { account: string; required(): Promise<boolean> };
 }
 
 /**
@@ -187,6 +189,18 @@ export class OpsMetrics {
           const at = Date.parse(finishedAt);
           if (!Number.isNaN(at)) this.set({ stream }, at / 1000);
         }
+      },
+    });
+    new Gauge({
+      name: 'freight_sync_reauth_required',
+      help: 'Whether the API account is marked reauth_required in the state (1: its tokens are lost and its API work is paused until new credentials are given; 0: not marked)',
+      labelNames: ['account'] as const,
+      registers: [this.registry],
+      async collect() {
+        const reauth = self.state?.reauth;
+        if (!reauth) return;
+        this.reset();
+        this.set({ account: reauth.account }, (await reauth.required()) ? 1 : 0);
       },
     });
     new Counter({

@@ -21,6 +21,12 @@ export interface DispatcherSettings {
    */
   maxConsecutiveFailures?: number;
   failurePauseMs?: { base: number; max: number };
+  /**
+   * Why nothing may be sent now (the API account is reauth_required), or undefined. Looked at
+   * before each launch; while paused no command is started, none uses an attempt, and `push`
+   * (untilIdle) stops at once.
+   */
+  paused?: () => Promise<string | undefined>;
 }
 
 export interface DispatchStats {
@@ -62,6 +68,8 @@ export class Dispatcher {
   /** Failures of the loop's own state reads, and of steps that could not record their outcome. */
   private readonly failures: FailureBudget;
   private readonly stepFailures: FailureBudget;
+  /** The reason of the pause in force (logged once when it starts and once when it ends). */
+  private pausedFor: string | undefined;
 
   constructor(
     private readonly outbox: OutboxStore,
@@ -116,6 +124,18 @@ export class Dispatcher {
         // Wakes from here on are news to this look at the outbox.
         this.wokenWhileBusy = false;
         try {
+          const pause = await this.settings.paused?.();
+          if (pause !== this.pausedFor) {
+            if (pause) this.logger.error({ reason: pause }, 'outbound dispatch paused: no command is sent until the API account has credentials again');
+            else this.logger.info('outbound dispatch resumed');
+            this.pausedFor = pause;
+          }
+          if (pause) {
+            if (options.untilIdle) break;
+            await this.waitForChange(idleCheck, options.stopSignal);
+            this.failures.succeeded();
+            continue;
+          }
           const free = this.settings.concurrency - this.inFlight.size;
           let launched = 0;
           if (free > 0) {

@@ -90,7 +90,18 @@ export function createOutboundEngine(deps: OutboundEngineDeps): OutboundEngine {
   const dispatcher = new Dispatcher(
     stores.outbox,
     runner,
-    { concurrency: config.concurrency, maxAttempts: config.maxAttempts, backoff: config.backoff, reconcileDelay: config.reconcileDelay, ...deps.supervision },
+    {
+      concurrency: config.concurrency,
+      maxAttempts: config.maxAttempts,
+      backoff: config.backoff,
+      reconcileDelay: config.reconcileDelay,
+      ...deps.supervision,
+      // A reauth_required account sends nothing: its commands wait without using attempts.
+      paused: async () => {
+        const mark = await deps.client.tokens.reauthRequired();
+        return mark ? `account ${deps.client.tokens.account} is reauth_required since ${mark.since}: ${mark.reason}` : undefined;
+      },
+    },
     logger,
     // Not awaited: the load's next command need not wait for a write-back (sweeps catch up).
     async (ids) => void writeBack.forCommands(ids).catch((error: unknown) => logger.error({ err: error }, 'write-back failed')),

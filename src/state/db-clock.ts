@@ -1,24 +1,33 @@
-import { PostgresAdapter, sql, type Kysely, type RawBuilder } from 'kysely';
-
-/** The two engines the state store runs on: a SQLite file (default) or PostgreSQL (`state.url`). */
-export type StateDialect = 'sqlite' | 'postgres';
+import { PostgresAdapter, SqliteAdapter, sql, type Kysely, type RawBuilder } from 'kysely';
 
 /**
- * Which engine a state database handle talks to, from its Kysely adapter. Stores use it only for
- * the few statements the engines spell differently (row locks, the database clock).
+ * The database's clock, for deadlines several processes compare (locks, leases): each host's
+ * local clock may be off by seconds, the database's is one clock for all of them. The state runs
+ * on SQLite (default) or PostgreSQL; the dialect is told by the Kysely adapter.
  */
+export type StateDialect = 'sqlite' | 'postgres';
+
 export function stateDialect(db: Kysely<any>): StateDialect {
-  return db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite';
+  const adapter = db.getExecutor().adapter;
+  if (adapter instanceof PostgresAdapter) return 'postgres';
+  if (adapter instanceof SqliteAdapter) return 'sqlite';
+  throw new Error(`the state database must be SQLite or PostgreSQL (adapter ${adapter.constructor.name})`);
 }
 
 /**
- * The database's clock in epoch milliseconds, as an SQL expression. Deadlines that several
- * processes compare (leases, refresh locks) are measured by this one clock, never by each host's:
- * two hosts whose clocks differ by a minute would otherwise both believe they hold a lease.
- * PostgreSQL's `clock_timestamp()` moves inside a transaction (`now()` would not).
+ * The database clock in epoch milliseconds, as an SQL expression (a bigint/integer). PostgreSQL:
+ * `clock_timestamp()` (the wall clock now, not the transaction's start like `now()`). SQLite
+ * (3.42+ for 'subsec'; better-sqlite3 bundles a newer one): the host's clock, but the database
+ * file cannot be shared across hosts anyway, so every process on it reads the same clock.
  */
-export function dbNowMs(db: Kysely<any>): RawBuilder<number> {
+export function dbNowMsSql(db: Kysely<any>): RawBuilder<number> {
   return stateDialect(db) === 'postgres'
-    ? sql<number>`(extract(epoch from clock_timestamp()) * 1000)::bigint`
-    : sql<number>`cast(unixepoch('subsec') * 1000 as integer)`;
+    ? sql<number>`(extract(epoch from clock_timestamp())*1000)::bigint`
+    : sql<number>`CAST(unixepoch('subsec')*1000 AS INTEGER)`;
+}
+
+/** The database clock now, in epoch milliseconds (one round trip). */
+export async function dbNowMs(db: Kysely<any>): Promise<number> {
+  const result = await sql<{ now_ms: number | string }>`select ${dbNowMsSql(db)} as now_ms`.execute(db);
+  return Number(result.rows[0]!.now_ms);
 }

@@ -21,6 +21,7 @@ export interface StateTables {
   outbox_lease: OutboxLeaseTable;
   webhook_inbox: WebhookInboxTable;
   token_refresh_locks: TokenRefreshLocksTable;
+  token_reauth: TokenReauthTable;
   document_files: DocumentFilesTable;
   daemon_owner: DaemonOwnerTable;
   notification_conditions: NotificationConditionsTable;
@@ -58,8 +59,18 @@ export interface DocumentFilesTable {
 export interface TokenRefreshLocksTable {
   account: string;
   holder: string;
-  /** Epoch milliseconds after which another process may take the lock over. */
+  /** Epoch milliseconds by the database clock (src/state/db-clock.ts) after which another process may take the lock over. */
   expires_at_ms: number;
+}
+
+/** An account whose tokens are lost and which waits for new credentials (migration 0014). */
+export interface TokenReauthTable {
+  account: string;
+  reason: string;
+  /** ISO 8601. */
+  since: string;
+  /** Fingerprint of the rejected credentials (never the credentials). */
+  credentials: string | null;
 }
 
 export type WebhookInboxState = 'pending' | 'done' | 'failed';

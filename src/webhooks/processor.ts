@@ -81,6 +81,8 @@ export class WebhookProcessor {
   readonly wakeup = new Wakeup();
   private readonly limit: ReturnType<typeof pLimit>;
   private readonly logger: Logger;
+  /** The reauth_required reason in force, logged once when the pause starts and once when it ends. */
+  private pausedFor: string | undefined;
 
   constructor(
     private readonly deps: WebhookProcessorDeps,
@@ -104,6 +106,8 @@ export class WebhookProcessor {
     };
     await runSupervisedLoop({ name: 'webhook processor', logger: this.logger, signal, ...configured }, async () => {
       try {
+        // A reauth_required account: the events wait in the inbox (no attempt used, none parked).
+        if (await this.paused()) return void (await this.wakeup.wait(IDLE_POLL_MS, signal));
         const processed = await this.processDue(writeSignal);
         if (processed === 0) await this.wakeup.wait(IDLE_POLL_MS, signal);
       } catch (error) {
@@ -112,6 +116,18 @@ export class WebhookProcessor {
         throw error;
       }
     });
+  }
+
+  private async paused(): Promise<boolean> {
+    const { tokens } = this.deps.client;
+    const mark = await tokens.reauthRequired();
+    const reason = mark ? `account ${tokens.account} is reauth_required since ${mark.since}: ${mark.reason}` : undefined;
+    if (reason !== this.pausedFor) {
+      if (reason) this.logger.error({ reason }, 'webhook processing paused: events wait in the inbox until the API account has credentials again');
+      else this.logger.info('webhook processing resumed');
+      this.pausedFor = reason;
+    }
+    return reason !== undefined;
   }
 
   /** One batch of due events (every due event of the `batchSize` longest-waiting loads); returns how many rows it took. */

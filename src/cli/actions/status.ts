@@ -19,7 +19,9 @@ export async function statusAction(options: { json?: boolean; offline?: boolean 
   const runtime = await prepareCommand(command);
   await withApp(runtime, { withConnectors: false }, async (app) => {
     let serverNow: Date | undefined;
-    if (!options.offline) {
+    // A reauth_required account is not asked for a token (that is what the mark prevents).
+    const marked = await app.client.tokens.reauthRequired();
+    if (!options.offline && !marked) {
       try {
         // Any authenticated answer carries the server's Date header.
         await app.client.tokens.accessToken();
@@ -45,6 +47,12 @@ export async function statusAction(options: { json?: boolean; offline?: boolean 
       s.rejected,
       s.lastRun?.error ? s.lastRun.error.slice(0, 80) : '',
     ]);
+    if (report.auth.reauthRequired) {
+      process.stdout.write(
+        `REAUTH REQUIRED: account ${report.auth.account} since ${report.auth.reauthRequired.since}: ${report.auth.reauthRequired.reason}\n` +
+          'API work for this account is paused. Give new credentials in api.auth (a new token pair, or clientId/clientSecret), then run `freight-sync check` and restart the daemon.\n\n',
+      );
+    }
     process.stdout.write(renderTable(['stream', 'enabled', 'checkpoint', 'state', `lag (${report.clock})`, 'last run', 'records', 'rejected', 'last error'], rows));
     const quarantined = report.streams.reduce((n, s) => n + s.rejected, 0) + report.rejectedWebhookEvents;
     if (quarantined > 0) process.stdout.write(`\n${quarantined} quarantined entr${quarantined === 1 ? 'y' : 'ies'} (webhook events: ${report.rejectedWebhookEvents}): freight-sync rejected list\n`);
