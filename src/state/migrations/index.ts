@@ -11,6 +11,7 @@ import { daemonOwner } from './0009-daemon-owner.js';
 import { notifications } from './0010-notifications.js';
 import { runLag } from './0011-run-lag.js';
 import { feedLoadSignature } from './0012-feed-load-signature.js';
+import { accountLeases } from './0013-account-leases.js';
 
 /**
  * Every migration, by name; names sort in the order they run. Listed in code rather than
@@ -30,6 +31,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0010-notifications': notifications,
   '0011-run-lag': runLag,
   '0012-feed-load-signature': feedLoadSignature,
+  '0013-account-leases': accountLeases,
 };
 
 export class StaticMigrationProvider implements MigrationProvider {
