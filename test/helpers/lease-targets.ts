@@ -1,0 +1,100 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import { openStateDatabase } from '../../src/state/database.js';
+import { StaticMigrationProvider } from '../../src/state/migrations/index.js';
+import { accountLeases } from '../../src/state/migrations/0013-account-leases.js';
+import type { StateTables } from '../../src/state/tables.js';
+import { freshStateDatabase } from './state-db.js';
+
+/** A state database for the lease tests, on either dialect. */
+export interface LeaseTarget {
+  readonly dialect: 'sqlite' | 'postgres';
+  readonly db: Kysely<StateTables>;
+  /** Another connection (PostgreSQL: another pool) to the same database: a second replica. */
+  connect(): Kysely<StateTables>;
+  /** Empties the lease tables and checkpoints between tests. */
+  reset(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A fresh SQLite file with every migration. */
+export async function sqliteLeaseTarget(): Promise<LeaseTarget> {
+  const { db, file } = await freshStateDatabase();
+  const others: Kysely<StateTables>[] = [];
+  return {
+    dialect: 'sqlite',
+    db,
+    connect: () => {
+      const other = openStateDatabase(file);
+      others.push(other);
+      return other;
+    },
+    reset: () => resetTables(db),
+    close: async () => {
+      for (const other of others) await other.destroy();
+      await db.destroy();
+      fs.rmSync(path.dirname(path.dirname(file)), { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * A fresh schema on the test PostgreSQL with only migration 0013 applied, plus a `checkpoints`
+ * table made by hand: the earlier migrations do not run on PostgreSQL yet (0001 uses
+ * autoIncrement), and the fencing tests commit checkpoints. Dropped by `close`.
+ */
+export async function postgresLeaseTarget(url: string): Promise<LeaseTarget> {
+  const schema = `lease_test_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  await admin.query(`create schema ${schema}`);
+  await admin.end();
+  const pools: Kysely<StateTables>[] = [];
+  const connect = () => {
+    const pool = new pg.Pool({ connectionString: url, options: `-c search_path=${schema}`, max: 10 });
+    // An idle client's connection dropping must not crash the test process.
+    pool.on('error', () => undefined);
+    const db = new Kysely<StateTables>({ dialect: new PostgresDialect({ pool }) });
+    pools.push(db);
+    return db;
+  };
+  const db = connect();
+  // Kysely's Migrator, not migrateToLatest: its "newer schema" check introspects every schema of
+  // the database and would find other test schemas' migration tables.
+  const { error } = await new Migrator({ db, provider: new StaticMigrationProvider({ '0013-account-leases': accountLeases }) }).migrateToLatest();
+  if (error) throw error;
+  await db.schema
+    .createTable('checkpoints')
+    .addColumn('stream', 'text', (c) => c.primaryKey())
+    .addColumn('cursor', 'text', (c) => c.notNull())
+    .addColumn('updated_at', 'text', (c) => c.notNull())
+    .execute();
+  return {
+    dialect: 'postgres',
+    db,
+    connect,
+    reset: () => resetTables(db),
+    close: async () => {
+      await sql`drop schema ${sql.id(schema)} cascade`.execute(db).catch(() => undefined);
+      for (const pool of pools) await pool.destroy();
+    },
+  };
+}
+
+async function resetTables(db: Kysely<StateTables>): Promise<void> {
+  await db.deleteFrom('account_leases').execute();
+  await db.deleteFrom('replicas').execute();
+  await db.deleteFrom('checkpoints').execute();
+}
+
+/** Waits until `condition` holds (polling), failing after `timeoutMs`: lets DB-clock time pass without a fixed sleep. */
+export async function waitFor(condition: () => Promise<boolean> | boolean, timeoutMs = 10_000, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
