@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { readDbNowMs } from '../../src/state/db-clock.js';
-import { LeaseLostError, LeaseStore, ReplicaStore, assertLeaseHeld, claimBudget, fairShareTarget, type Fence, type Lease } from '../../src/state/leases/index.js';
+import { LeaseLostError, LeaseStore, ReplicaStore, assertLeaseHeld, claimBudget, fairShareTarget, type Lease } from '../../src/state/leases/index.js';
 import { CheckpointStore, createStores } from '../../src/state/stores/index.js';
 import { postgresLeaseTarget, sqliteLeaseTarget, waitFor, type LeaseTarget } from '../helpers/lease-targets.js';
 import { probePostgres, requireService } from '../helpers/services.js';
@@ -183,7 +183,8 @@ describe.each([
  * Concurrency on PostgreSQL: real parallel transactions from separate pools (SQLite has one writer:
  * a second connection's claim would only wait on the write lock).
  */
-describe.skipIf(!hasPostgres)('account leases under concurrency on postgres', () => {
+// A regression here tends to deadlock two transactions waiting on each other: fail fast.
+describe.skipIf(!hasPostgres)('account leases under concurrency on postgres', { timeout: 20_000 }, () => {
   let target: LeaseTarget;
   beforeAll(async () => {
     target = await postgresLeaseTarget(postgres.url!);
@@ -249,7 +250,7 @@ describe.skipIf(!hasPostgres)('account leases under concurrency on postgres', ()
   it('once the fence check passed, a claimer skips the account until the fenced transaction committed', async () => {
     const storeB = new LeaseStore(target.connect());
     const [a] = await new LeaseStore(target.db).claim(['acct'], { holder: 'A', ttlMs: 400 });
-    const fence: Fence = a!;
+    const fence: Lease = a!;
     let duringA: Lease[] | undefined;
     const db = target.connect();
     await db.transaction().execute(async (trx) => {

@@ -77,6 +77,8 @@ export class LeaseStore {
           expires_at_ms: sql<number>`${now} + ${ttl}`,
         })
         .where('account', 'in', rows.map((r) => r.account))
+        // Redundant under the row locks; kept so the UPDATE alone never takes a lease that is not free.
+        .where(sql<boolean>`(holder is null or holder = ${holder} or expires_at_ms <= ${now})`)
         .returning(['account', 'holder', 'epoch', 'expires_at_ms'])
         .execute();
       return claimed.map((row) => ({ account: row.account, holder, epoch: Number(row.epoch), expiresAtMs: Number(row.expires_at_ms) })).sort((a, b) => a.account.localeCompare(b.account));
