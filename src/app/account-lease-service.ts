@@ -29,8 +29,11 @@ export interface AccountLeaseServiceOptions {
    * on every claim: a tenure's services are never restarted under another epoch.
    */
   work: (fence: Fence, signals: TenureSignals) => DaemonService[];
-  /** Fair share: whether this replica may take one more lease now (default: yes). */
-  mayClaim?: () => Promise<boolean> | boolean;
+  /**
+   * Fair share (ReplicaPresence.claimWithinShare): runs `claim` only while this replica is below
+   * its share, one claim at a time per replica; undefined when over it. Default: always claim.
+   */
+  withinShare?: <T>(claim: () => Promise<T | undefined>) => Promise<T | undefined>;
   /** The daemon's signals (compose.ts DaemonOptions). */
   stopSignal: AbortSignal;
   abortSignal: AbortSignal;
@@ -68,9 +71,8 @@ export function accountLeaseService(options: AccountLeaseServiceOptions): Accoun
   let loop: Promise<void> | undefined;
 
   async function tryClaim(): Promise<Lease | undefined> {
-    if (options.mayClaim && !(await options.mayClaim())) return undefined;
-    const [lease] = await leases.claim([account], { holder, ttlMs, max: 1 });
-    return lease;
+    const claim = async () => (await leases.claim([account], { holder, ttlMs, max: 1 }))[0];
+    return options.withinShare ? options.withinShare(claim) : claim();
   }
 
   /** Runs one tenure: work services up, renewals, until the lease is lost or a stop drained it. */

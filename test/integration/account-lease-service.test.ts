@@ -3,7 +3,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { accountLeaseService, type AccountLeaseService, type TenureSignals } from '../../src/app/account-lease-service.js';
 import type { DaemonService } from '../../src/app/daemon.js';
-import { LeaseStore, type Fence } from '../../src/state/leases/index.js';
+import { LeaseStore, ReplicaStore, type Fence } from '../../src/state/leases/index.js';
+import { replicaPresenceService } from '../../src/app/replica-presence.js';
 import { CheckpointStore, createStores } from '../../src/state/stores/index.js';
 import type { StateTables } from '../../src/state/tables.js';
 import { silentLogger } from '../../src/util/logger.js';
@@ -144,5 +145,48 @@ describe.each([
     await loops;
     expect(log.events).toEqual(['A start epoch 1', 'A stop epoch 1 drained']);
     expect((await new LeaseStore(target.db).list())[0]).toMatchObject({ holder: null });
+  });
+});
+
+describe('fair share between account lease services (sqlite)', () => {
+  it('with 4 accounts and 2 live replicas each runs 2', async () => {
+    const target = await sqliteLeaseTarget();
+    const services: AccountLeaseService[] = [];
+    const log: WorkLog = { events: [], commits: [] };
+    const accounts = ['a1', 'a2', 'a3', 'a4'];
+    try {
+      const presences = ['A', 'B'].map((id) =>
+        replicaPresenceService({ me: { id, host: 'h', pid: 1 }, replicas: new ReplicaStore(target.db), leases: new LeaseStore(target.db), accounts: () => accounts.length, heartbeatMs: 1_000, staleMs: 10_000, logger: silentLogger() }),
+      );
+      for (const presence of presences) await presence.start();
+      for (const [i, holder] of ['A', 'B'].entries()) {
+        for (const account of accounts) {
+          const s = accountLeaseService({
+            account,
+            holder,
+            leases: new LeaseStore(target.db),
+            ttlMs: 5_000,
+            claimIntervalMs: 20,
+            work: pollerWork(target.db, holder, log),
+            withinShare: (claim) => presences[i]!.withinShare(claim),
+            stopSignal: new AbortController().signal,
+            abortSignal: new AbortController().signal,
+            logger: silentLogger(),
+          });
+          services.push(s);
+          await s.start();
+        }
+      }
+      await waitFor(() => services.filter((s) => s.state() === 'active').length === 4, 10_000, 'all accounts active');
+      const held = await new LeaseStore(target.db).list();
+      expect(held.filter((r) => r.holder === 'A')).toHaveLength(2);
+      expect(held.filter((r) => r.holder === 'B')).toHaveLength(2);
+      for (const s of services) await s.stop();
+      for (const presence of presences) await presence.stop();
+      expect(await new ReplicaStore(target.db).liveCount(10_000)).toBe(1);
+    } finally {
+      for (const s of services) await s.stop();
+      await target.close();
+    }
   });
 });
