@@ -1,10 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { openStateDatabase } from '../../src/state/database.js';
-import { StaticMigrationProvider } from '../../src/state/migrations/index.js';
 import { accountLeases } from '../../src/state/migrations/0013-account-leases.js';
 import type { StateTables } from '../../src/state/tables.js';
 import { freshStateDatabase } from './state-db.js';
@@ -62,10 +61,10 @@ export async function postgresLeaseTarget(url: string): Promise<LeaseTarget> {
     return db;
   };
   const db = connect();
-  // Kysely's Migrator, not migrateToLatest: its "newer schema" check introspects every schema of
-  // the database and would find other test schemas' migration tables.
-  const { error } = await new Migrator({ db, provider: new StaticMigrationProvider({ '0013-account-leases': accountLeases }) }).migrateToLatest();
-  if (error) throw error;
+  // The migration's `up` alone, not migrateToLatest or Kysely's Migrator: both introspect every
+  // schema of the database (getTables), which finds other test schemas' migration tables and
+  // races with other test files dropping their schemas ("schema … does not exist").
+  await accountLeases.up(db);
   await db.schema
     .createTable('checkpoints')
     .addColumn('stream', 'text', (c) => c.primaryKey())
