@@ -1,4 +1,4 @@
-import type { Generated, Insertable, Selectable } from 'kysely';
+import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
 
 /**
  * Row types of the state database. Timestamps are ISO 8601 UTC strings written by the code (not
@@ -25,6 +25,8 @@ export interface StateTables {
   document_files: DocumentFilesTable;
   daemon_owner: DaemonOwnerTable;
   notification_conditions: NotificationConditionsTable;
+  account_leases: AccountLeasesTable;
+  replicas: ReplicasTable;
 }
 
 /** A condition the notifier announced and has not seen clear yet (migration 0010; src/notify). */
@@ -296,3 +298,27 @@ export interface OutboxLeaseTable {
 }
 
 export type OutboxRow = Selectable<OutboxTable>;
+
+/** A bigint column: PostgreSQL's driver returns it as a string, SQLite as a number; read it with Number(). */
+type BigintColumn = ColumnType<number | string, number, number>;
+
+/** Which replica runs an account's API work, and under which epoch (migration 0013; src/state/leases). */
+export interface AccountLeasesTable {
+  account: string;
+  /** The replica id holding the lease; null once released. */
+  holder: string | null;
+  /** Grows by one on every claim that changes hands or follows an expiry: the fencing token. */
+  epoch: ColumnType<number | string, number | undefined, number>;
+  /** Database-clock epoch milliseconds after which the lease may be claimed by another replica. */
+  expires_at_ms: ColumnType<number | string, number | undefined, number>;
+}
+
+/** A running replica (migration 0013): live ones share the accounts between them. */
+export interface ReplicasTable {
+  id: string;
+  host: string;
+  pid: number;
+  /** Database-clock epoch milliseconds. */
+  started_at_ms: BigintColumn;
+  heartbeat_at_ms: BigintColumn;
+}

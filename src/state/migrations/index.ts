@@ -11,6 +11,7 @@ import { daemonOwner } from './0009-daemon-owner.js';
 import { notifications } from './0010-notifications.js';
 import { runLag } from './0011-run-lag.js';
 import { feedLoadSignature } from './0012-feed-load-signature.js';
+import { accountLeases } from './0013-account-leases.js';
 import { tokenReauth } from './0014-token-reauth.js';
 
 /**
@@ -31,6 +32,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0010-notifications': notifications,
   '0011-run-lag': runLag,
   '0012-feed-load-signature': feedLoadSignature,
+  '0013-account-leases': accountLeases,
   '0014-token-reauth': tokenReauth,
 };
 

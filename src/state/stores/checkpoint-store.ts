@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { z } from 'zod';
 import type { StateTables } from '../tables.js';
 import { StateError } from '../errors.js';
+import { fencedWrite, type Fence } from '../leases/fence.js';
 
 /** A database handle or an open transaction (Kysely's Transaction is a Kysely). */
 export type StateExecutor = Kysely<StateTables>;
@@ -22,6 +23,8 @@ export class CheckpointStore {
   constructor(
     private readonly db: Kysely<StateTables>,
     private readonly now: () => Date = () => new Date(),
+    /** Given: every checkpoint write commits only while this account lease holds (LeaseLostError otherwise). */
+    private readonly fence?: Fence,
   ) {}
 
   async get<T>(stream: string, schema: z.ZodType<T>, trx?: StateExecutor): Promise<T | undefined> {
@@ -62,11 +65,13 @@ export class CheckpointStore {
       );
     }
     const values = { cursor: JSON.stringify(cursor), updated_at: this.now().toISOString() };
-    await (trx ?? this.db)
-      .insertInto('checkpoints')
-      .values({ stream, ...values })
-      .onConflict((oc) => oc.column('stream').doUpdateSet(values))
-      .execute();
+    await fencedWrite(trx ?? this.db, this.fence, (executor) =>
+      executor
+        .insertInto('checkpoints')
+        .values({ stream, ...values })
+        .onConflict((oc) => oc.column('stream').doUpdateSet(values))
+        .execute(),
+    );
   }
 
   async list(trx?: StateExecutor): Promise<CheckpointEntry[]> {
@@ -76,7 +81,7 @@ export class CheckpointStore {
 
   /** Forgets a stream's position: its next run starts again from `initialFrom`. */
   async delete(stream: string, trx?: StateExecutor): Promise<boolean> {
-    const result = await (trx ?? this.db).deleteFrom('checkpoints').where('stream', '=', stream).executeTakeFirst();
+    const result = await fencedWrite(trx ?? this.db, this.fence, (executor) => executor.deleteFrom('checkpoints').where('stream', '=', stream).executeTakeFirst());
     return Number(result.numDeletedRows) > 0;
   }
 }

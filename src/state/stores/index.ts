@@ -12,6 +12,7 @@ import { SyncSideStore } from './sync-side-store.js';
 import { SqlTokenStore } from './token-store.js';
 import { UnitStore } from './unit-store.js';
 import { WebhookInboxStore } from './webhook-inbox-store.js';
+import { assertLeaseHeld, type Fence } from '../leases/fence.js';
 
 export { CheckpointStore, type CheckpointEntry, type StateExecutor } from './checkpoint-store.js';
 export { CustomerDirectoryStore } from './customer-directory-store.js';
@@ -54,21 +55,40 @@ export interface StateStores {
   ping(): Promise<void>;
 }
 
-export function createStores(db: Kysely<StateTables>): StateStores {
+export interface CreateStoresOptions {
+  /**
+   * The account lease the stores write under (src/state/leases). Given, these writes commit only
+   * while the lease holds, else they throw LeaseLostError and roll back: `transaction` (the check
+   * is its last statement), checkpoint writes, outbox transitions and webhook inbox transitions.
+   * Everything else is written as without a fence — on purpose for tokens (a rotated refresh token
+   * must be saved even by a replica that just lost its lease) and for received webhooks.
+   */
+  fence?: Fence;
+}
+
+export function createStores(db: Kysely<StateTables>, options: CreateStoresOptions = {}): StateStores {
+  const { fence } = options;
   return {
-    checkpoints: new CheckpointStore(db),
+    checkpoints: new CheckpointStore(db, undefined, fence),
     seen: new SeenRecordStore(db),
     runs: new RunHistoryStore(db),
     side: new SyncSideStore(db),
     tokens: new SqlTokenStore(db),
-    outbox: new OutboxStore(db),
+    outbox: new OutboxStore(db, undefined, fence),
     units: new UnitStore(db),
     directory: new CustomerDirectoryStore(db),
-    webhookInbox: new WebhookInboxStore(db),
+    webhookInbox: new WebhookInboxStore(db, fence),
     quarantine: new QuarantineStore(db),
     daemonOwner: new DaemonOwnerStore(db),
     notifications: new NotificationStore(db),
-    transaction: (work) => db.transaction().execute((trx) => work(createStores(trx))),
+    // Fenced: the stores handed to `work` write plainly inside the transaction, and the one lease
+    // check ends it (its lock lasts until COMMIT), so the whole transaction commits or none of it.
+    transaction: (work) =>
+      db.transaction().execute(async (trx) => {
+        const out = await work(createStores(trx));
+        if (fence) await assertLeaseHeld(trx, fence);
+        return out;
+      }),
     ping: async () => void (await sql`select 1`.execute(db)),
   };
 }

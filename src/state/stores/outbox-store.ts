@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { OutboxRow, OutboxState, StateTables } from '../tables.js';
 import { OPEN_STATES } from '../outbox-states.js';
+import { fencedWrite, type Fence } from '../leases/fence.js';
 
 export interface NewCommandRow {
   erpKey: string;
@@ -31,10 +32,12 @@ export class OutboxStore {
   constructor(
     readonly db: Kysely<StateTables>,
     private readonly now: () => Date = () => new Date(),
+    /** Given: every state transition (`update` and the marks) commits only while this account lease holds. */
+    private readonly fence?: Fence,
   ) {}
 
   on(executor: Kysely<StateTables>): OutboxStore {
-    return new OutboxStore(executor, this.now);
+    return new OutboxStore(executor, this.now, this.fence);
   }
 
   private stamp(): string {
@@ -180,7 +183,8 @@ export class OutboxStore {
   }
 
   async update(id: number, changes: Partial<Omit<OutboxRow, 'id'>>): Promise<void> {
-    await this.db.updateTable('outbox').set({ ...changes, updated_at: this.stamp() }).where('id', '=', id).execute();
+    const at = this.stamp();
+    await fencedWrite(this.db, this.fence, (executor) => executor.updateTable('outbox').set({ ...changes, updated_at: at }).where('id', '=', id).execute());
   }
 
   /** Persisted BEFORE the request leaves: a crash after this line is reconciled, not re-sent. */

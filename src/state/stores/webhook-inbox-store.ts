@@ -2,6 +2,7 @@ import { sql, type Kysely, type Selectable } from 'kysely';
 import type { StateTables, WebhookInboxState, WebhookInboxTable } from '../tables.js';
 import { chunks } from '../../util/chunks.js';
 import { QuarantineStore } from './quarantine-store.js';
+import { assertLeaseHeld, fencedWrite, type Fence } from '../leases/fence.js';
 
 /** Rows taken per subject on average at most (a subject with more keeps the rest for the next batch). */
 const ROWS_PER_SUBJECT = 50;
@@ -32,7 +33,14 @@ export type AcceptOutcome = 'stored' | 'duplicate' | 'rearmed';
  * that did reach the disk (`lastEventTime`), so those events come back from the log.
  */
 export class WebhookInboxStore {
-  constructor(private readonly db: Kysely<StateTables>) {}
+  constructor(
+    private readonly db: Kysely<StateTables>,
+    /**
+     * Given: the transitions of processing (`markDone`, `markFailed`, `rearm`) commit only while this
+     * account lease holds. Never `accept`: any replica receives webhooks, lease or not.
+     */
+    private readonly fence?: Fence,
+  ) {}
 
   async accept(entry: InboxEntry, dedupeWindowMs: number): Promise<AcceptOutcome> {
     // One autocommit INSERT on the hot path (no BEGIN/COMMIT round trips); the rarer duplicate
@@ -119,7 +127,9 @@ export class WebhookInboxStore {
   /** Makes events pending and due now with fresh attempts (`freight-sync rejected retry`). */
   async rearm(ids: readonly number[], now: string): Promise<void> {
     if (ids.length === 0) return;
-    await this.db.updateTable('webhook_inbox').set({ state: 'pending', attempts: 0, next_attempt_at: now }).where('id', 'in', [...ids]).execute();
+    await fencedWrite(this.db, this.fence, (executor) =>
+      executor.updateTable('webhook_inbox').set({ state: 'pending', attempts: 0, next_attempt_at: now }).where('id', 'in', [...ids]).execute(),
+    );
   }
 
   async byIds(ids: readonly number[]): Promise<InboxRow[]> {
@@ -133,10 +143,18 @@ export class WebhookInboxStore {
     await this.db.deleteFrom('webhook_inbox').where('id', 'in', [...ids]).execute();
   }
 
-  /** `work` in one transaction: the store's own, or the one it is bound to (StateStores.transaction). */
+  /**
+   * `work` in one transaction: the store's own, or the one it is bound to (StateStores.transaction).
+   * Fenced: the lease check ends the store's own transaction, or follows `work` in the bound one.
+   */
   private async atomically(work: (trx: Kysely<StateTables>) => Promise<void>): Promise<void> {
-    if (this.db.isTransaction) await work(this.db);
-    else await this.db.transaction().execute(work);
+    const fence = this.fence;
+    if (this.db.isTransaction) await fencedWrite(this.db, fence, work);
+    else
+      await this.db.transaction().execute(async (trx) => {
+        await work(trx);
+        if (fence) await assertLeaseHeld(trx, fence);
+      });
   }
 
   /** The newest event time the inbox knows (log rows: when it happened; deliveries: when received). */

@@ -1,0 +1,230 @@
+import { isLeaseLostError, type Fence, type Lease, type LeaseStore } from '../state/leases/index.js';
+import { sleep } from '../util/abort.js';
+import type { Logger } from '../util/logger.js';
+import { startDaemon, type DaemonRunner, type DaemonService } from './daemon.js';
+
+export type AccountLeaseState = 'standby' | 'active' | 'draining';
+
+/** The signals one tenure's work services run under (as compose.ts DaemonOptions: stop drains, abort cuts). */
+export interface TenureSignals {
+  /** Drain: finish the current batch, commit, stop (daemon stop, or the lease handed back). */
+  stopSignal: AbortSignal;
+  /** At once: the lease is lost (its commits would fail anyway) or the daemon's grace period ran out. */
+  abortSignal: AbortSignal;
+}
+
+export interface AccountLeaseServiceOptions {
+  account: string;
+  /** This replica's id: the lease holder. */
+  holder: string;
+  leases: LeaseStore;
+  ttlMs: number;
+  /** How often a standby replica tries to claim. */
+  claimIntervalMs: number;
+  /** How often the lease is renewed while held; default a third of the TTL. */
+  renewIntervalMs?: number;
+  /**
+   * The account's API work (pollers, backfill chunks, outbound dispatch, webhook processing) for
+   * one tenure, writing through stores fenced by `fence` (createStores(db, { fence })). Called anew
+   * on every claim: a tenure's services are never restarted under another epoch.
+   */
+  work: (fence: Fence, signals: TenureSignals) => DaemonService[];
+  /**
+   * Fair share (ReplicaPresence.claimWithinShare): runs `claim` only while this replica is below
+   * its share, one claim at a time per replica; undefined when over it. Default: always claim.
+   */
+  withinShare?: <T>(claim: () => Promise<T | undefined>) => Promise<T | undefined>;
+  /** The daemon's signals (compose.ts DaemonOptions). */
+  stopSignal: AbortSignal;
+  abortSignal: AbortSignal;
+  logger: Logger;
+}
+
+export interface AccountLeaseService extends DaemonService {
+  state(): AccountLeaseState;
+  /** The epoch held (active or draining); undefined in standby. */
+  epoch(): number | undefined;
+}
+
+type TenureEnd = 'lost' | 'stopped';
+
+/**
+ * Runs one account's work on one replica at a time (issue 11; design §2b). In standby it tries to
+ * claim the account's lease every `claimIntervalMs`; holding it, it runs the work services of that
+ * tenure and renews the lease every `renewIntervalMs`. The lease is lost when a renewal finds it
+ * gone, when a work service fails with LeaseLostError (a fenced commit refused), or when renewals
+ * keep failing for a whole TTL (the database unreachable: by then another replica may hold it):
+ * the work is aborted at once and the service returns to standby. `stop()` drains the work, then
+ * releases the lease so another replica takes over on its next claim, not after the expiry.
+ *
+ * A work service failing with any other error stops the work, releases the lease and fails this
+ * service (the daemon then stops, as for any dead loop).
+ */
+export function accountLeaseService(options: AccountLeaseServiceOptions): AccountLeaseService {
+  const { account, holder, leases, ttlMs, logger } = options;
+  const renewIntervalMs = options.renewIntervalMs ?? Math.max(1, Math.floor(ttlMs / 3));
+  const log = logger.child({ account, holder });
+  const stopping = new AbortController();
+  const onDaemonStop = () => stopping.abort(options.stopSignal.reason);
+  let state: AccountLeaseState = 'standby';
+  let current: Lease | undefined;
+  let loop: Promise<void> | undefined;
+
+  async function tryClaim(): Promise<Lease | undefined> {
+    const claim = async () => (await leases.claim([account], { holder, ttlMs, max: 1 }))[0];
+    return options.withinShare ? options.withinShare(claim) : claim();
+  }
+
+  /** Runs one tenure: work services up, renewals, until the lease is lost or a stop drained it. */
+  async function hold(lease: Lease): Promise<TenureEnd> {
+    const tenureStop = new AbortController();
+    const tenureAbort = new AbortController();
+    const onDaemonAbort = () => tenureAbort.abort(options.abortSignal.reason);
+    options.abortSignal.addEventListener('abort', onDaemonAbort, { once: true });
+    if (options.abortSignal.aborted) onDaemonAbort();
+    current = lease;
+    state = 'active';
+    log.info({ epoch: lease.epoch }, `lease of account ${account} claimed (epoch ${lease.epoch}): starting its work`);
+    const cut = (reason: unknown) => {
+      tenureAbort.abort(reason);
+      tenureStop.abort(reason);
+    };
+    let runner: DaemonRunner | undefined;
+    try {
+      try {
+        const services = options.work(lease, { stopSignal: tenureStop.signal, abortSignal: tenureAbort.signal }).map((service) => cutOnLoss(service, cut));
+        runner = await startDaemon({ services, logger: log });
+      } catch (error) {
+        if (leaseLost(error)) return lost(lease, error);
+        await leases.release([lease]).catch((e: unknown) => log.warn({ err: e }, 'cannot release the lease'));
+        throw error;
+      }
+      const failed = runner.promise.then(
+        () => undefined,
+        (error: unknown) => ({ error }),
+      );
+      let lastRenewed = Date.now();
+      for (;;) {
+        const woke = await Promise.race([sleep(renewIntervalMs, stopping.signal).then(() => 'renew' as const, () => 'stop' as const), failed]);
+        if (woke === 'stop') {
+          state = 'draining';
+          log.info({ epoch: lease.epoch }, `draining the work of account ${account}, then releasing its lease`);
+          tenureStop.abort(stopping.signal.reason);
+          await runner.stop('lease service stopping');
+          // A loop that died while draining: report it after handing the lease back.
+          const outcome = await Promise.race([failed, Promise.resolve(undefined)]);
+          const released = await leases.release([lease]).catch((e: unknown) => {
+            log.warn({ err: e }, `cannot release the lease of account ${account}; it frees at its expiry`);
+            return 0;
+          });
+          if (released > 0) log.info({ epoch: lease.epoch }, `lease of account ${account} released`);
+          if (outcome && !leaseLost(outcome.error)) throw outcome.error;
+          return 'stopped';
+        }
+        if (woke !== 'renew') {
+          // A work service died; startDaemon has stopped the others already.
+          cut(woke?.error);
+          await runner.stop();
+          if (woke === undefined || leaseLost(woke.error)) return lost(lease, woke?.error);
+          await leases.release([lease]).catch((e: unknown) => log.warn({ err: e }, 'cannot release the lease'));
+          throw woke.error;
+        }
+        const startedAt = Date.now();
+        try {
+          const renewed = await leases.renew([lease], ttlMs);
+          if (renewed.length === 0) {
+            cut(new Error(`lease of account ${account} lost`));
+            await runner.stop('lease lost');
+            return lost(lease, undefined);
+          }
+          current = renewed[0];
+          lastRenewed = startedAt;
+        } catch (error) {
+          // The database did not answer. Our own clock only ever makes us give up sooner: after a
+          // TTL without a renewal another replica may hold the lease, so the work stops (its
+          // commits would be refused anyway).
+          log.warn({ err: error, epoch: lease.epoch }, `cannot renew the lease of account ${account}`);
+          if (Date.now() - lastRenewed >= ttlMs) {
+            cut(error);
+            await runner.stop('lease not renewed');
+            return lost(lease, error);
+          }
+        }
+      }
+    } finally {
+      options.abortSignal.removeEventListener('abort', onDaemonAbort);
+      current = undefined;
+      state = 'standby';
+    }
+  }
+
+  function lost(lease: Fence, cause: unknown): TenureEnd {
+    log.warn(
+      { epoch: lease.epoch, ...(cause ? { err: cause } : {}) },
+      `lease of account ${account} lost (epoch ${lease.epoch}): its work stopped; back to standby`,
+    );
+    return 'lost';
+  }
+
+  async function run(): Promise<void> {
+    while (!stopping.signal.aborted) {
+      let lease: Lease | undefined;
+      try {
+        lease = await tryClaim();
+      } catch (error) {
+        log.warn({ err: error }, `cannot claim the lease of account ${account}; retrying`);
+      }
+      if (lease) {
+        if ((await hold(lease)) === 'stopped') return;
+        // Lost: give the new holder a claim interval before trying again.
+      }
+      await sleep(options.claimIntervalMs, stopping.signal).catch(() => undefined);
+    }
+  }
+
+  return {
+    name: `account-lease:${account}`,
+    state: () => state,
+    epoch: () => current?.epoch,
+    async start() {
+      options.stopSignal.addEventListener('abort', onDaemonStop, { once: true });
+      if (options.stopSignal.aborted) onDaemonStop();
+      loop = run();
+      return { loops: loop };
+    },
+    async stop() {
+      stopping.abort(new Error('stop requested'));
+      options.stopSignal.removeEventListener('abort', onDaemonStop);
+      // The loop's failure is reported through `loops`; stop only waits for the drain.
+      await loop?.catch(() => undefined);
+    },
+  };
+}
+
+/** Whether `error` (or an error it wraps, e.g. startDaemon's DaemonFailedError) is a lost lease. */
+function leaseLost(error: unknown): boolean {
+  for (let e = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (isLeaseLostError(e)) return true;
+  }
+  return false;
+}
+
+/**
+ * A work service whose loop fails with a lost lease aborts the whole tenure before startDaemon
+ * stops the other services: they are cut at once, not drained (their commits would be refused).
+ */
+function cutOnLoss(service: DaemonService, cut: (reason: unknown) => void): DaemonService {
+  return {
+    name: service.name,
+    async start() {
+      const { loops } = await service.start();
+      return {
+        loops: loops.catch((error: unknown) => {
+          if (leaseLost(error)) cut(error);
+          throw error;
+        }),
+      };
+    },
+    stop: () => service.stop(),
+  };
+}

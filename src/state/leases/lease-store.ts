@@ -1,0 +1,147 @@
+import { sql, type Kysely } from 'kysely';
+import { dbNowMsSql, stateDialect } from '../db-clock.js';
+import type { StateTables } from '../tables.js';
+import type { Fence } from './fence.js';
+
+/** A lease held: its fence, and until when (database clock, epoch ms). */
+export interface Lease extends Fence {
+  readonly expiresAtMs: number;
+}
+
+export interface LeaseRow {
+  account: string;
+  holder: string | null;
+  epoch: number;
+  expiresAtMs: number;
+}
+
+export interface ClaimOptions {
+  /** The claiming replica's id. */
+  holder: string;
+  ttlMs: number;
+  /** At most this many leases (fair share minus what the replica holds already); default all. */
+  max?: number;
+}
+
+/**
+ * The `account_leases` table (migration 0013): claim, renew and release account leases. Every
+ * comparison with time uses the database clock (src/state/db-clock.ts), never this process's.
+ * These writes are never fenced: they are what fencing is checked against.
+ */
+export class LeaseStore {
+  constructor(private readonly db: Kysely<StateTables>) {}
+
+  /**
+   * Claims up to `max` of `accounts` that are free (never held, released, or expired) or already
+   * ours. One transaction: rows missing for an account are inserted first (sorted, so two
+   * claimers inserting the same new accounts never deadlock), then the claimable rows are locked
+   * and updated.
+   *
+   * PostgreSQL locks them with `FOR UPDATE SKIP LOCKED`: two replicas claiming at once take
+   * disjoint rows instead of waiting on each other, and a row whose holder is committing a fenced
+   * transaction (it holds `FOR SHARE`) is skipped — it is not free.
+   * SQLite has no row locks but one writer: the INSERT is a write, so it takes the database write
+   * lock first (as BEGIN IMMEDIATE would), and the select and update run alone.
+   *
+   * Epoch: a claim that changes hands or follows an expiry (ours included) adds one, so work of
+   * the earlier tenure can never commit again. Re-claiming a lease we hold and that has not
+   * expired is a renewal and keeps the epoch: our running work stays valid.
+   */
+  async claim(accounts: readonly string[], options: ClaimOptions): Promise<Lease[]> {
+    const max = options.max ?? accounts.length;
+    const unique = [...new Set(accounts)].sort();
+    if (unique.length === 0 || max <= 0) return [];
+    const { holder } = options;
+    const ttl = Math.max(1, Math.trunc(options.ttlMs));
+    return this.db.transaction().execute(async (trx) => {
+      const now = dbNowMsSql(trx);
+      await trx
+        .insertInto('account_leases')
+        .values(unique.map((account) => ({ account, holder: null, epoch: 0, expires_at_ms: 0 })))
+        .onConflict((oc) => oc.column('account').doNothing())
+        .execute();
+      const lock = stateDialect(trx) === 'postgres' ? sql` for update skip locked` : sql``;
+      // Ours first (renewals), then by name: a stable order keeps claims reproducible.
+      const { rows } = await sql<{ account: string }>`select account from account_leases
+        where account in (${sql.join(unique)})
+          and (holder is null or holder = ${holder} or expires_at_ms <= ${now})
+        order by case when holder = ${holder} then 0 else 1 end, account
+        limit ${max}${lock}`.execute(trx);
+      if (rows.length === 0) return [];
+      const claimed = await trx
+        .updateTable('account_leases')
+        .set({
+          // SET reads the old row: a valid lease of ours keeps its epoch, anything else bumps.
+          epoch: sql<number>`case when holder = ${holder} and expires_at_ms > ${now} then epoch else epoch + 1 end`,
+          holder,
+          expires_at_ms: sql<number>`${now} + ${ttl}`,
+        })
+        .where('account', 'in', rows.map((r) => r.account))
+        // Redundant under the row locks; kept so the UPDATE alone never takes a lease that is not free.
+        .where(sql<boolean>`(holder is null or holder = ${holder} or expires_at_ms <= ${now})`)
+        .returning(['account', 'holder', 'epoch', 'expires_at_ms'])
+        .execute();
+      return claimed.map((row) => ({ account: row.account, holder, epoch: Number(row.epoch), expiresAtMs: Number(row.expires_at_ms) })).sort((a, b) => a.account.localeCompare(b.account));
+    });
+  }
+
+  /**
+   * Extends the leases still ours under the same epoch and not yet expired; returns those
+   * renewed. A lease missing from the result is lost: the caller must stop its work, and it is
+   * never silently taken back here (that would be a claim, with a new epoch).
+   */
+  async renew(leases: readonly Fence[], ttlMs: number): Promise<Lease[]> {
+    const renewed: Lease[] = [];
+    const ttl = Math.max(1, Math.trunc(ttlMs));
+    for (const lease of leases) {
+      const now = dbNowMsSql(this.db);
+      const row = await this.db
+        .updateTable('account_leases')
+        .set({ expires_at_ms: sql<number>`${now} + ${ttl}` })
+        .where('account', '=', lease.account)
+        .where('holder', '=', lease.holder)
+        .where('epoch', '=', lease.epoch)
+        .where('expires_at_ms', '>', now)
+        .returning(['expires_at_ms'])
+        .executeTakeFirst();
+      if (row) renewed.push({ ...lease, expiresAtMs: Number(row.expires_at_ms) });
+    }
+    return renewed;
+  }
+
+  /**
+   * Gives leases up at once (after draining): free now, so another replica claims them on its next
+   * poll instead of waiting for the expiry. Only rows still ours under the same epoch.
+   */
+  async release(leases: readonly Fence[]): Promise<number> {
+    let released = 0;
+    for (const lease of leases) {
+      const result = await this.db
+        .updateTable('account_leases')
+        .set({ holder: null, expires_at_ms: dbNowMsSql(this.db) })
+        .where('account', '=', lease.account)
+        .where('holder', '=', lease.holder)
+        .where('epoch', '=', lease.epoch)
+        .executeTakeFirst();
+      released += Number(result.numUpdatedRows);
+    }
+    return released;
+  }
+
+  /** Every lease row (status, readyz, metrics); compare `expiresAtMs` with `readDbNowMs`. */
+  async list(): Promise<LeaseRow[]> {
+    const rows = await this.db.selectFrom('account_leases').selectAll().orderBy('account').execute();
+    return rows.map((row) => ({ account: row.account, holder: row.holder, epoch: Number(row.epoch), expiresAtMs: Number(row.expires_at_ms) }));
+  }
+
+  /** How many unexpired leases `holder` has (what it already holds counts against its fair share). */
+  async heldCount(holder: string): Promise<number> {
+    const row = await this.db
+      .selectFrom('account_leases')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where('holder', '=', holder)
+      .where('expires_at_ms', '>', dbNowMsSql(this.db))
+      .executeTakeFirst();
+    return Number(row?.n ?? 0);
+  }
+}

@@ -1,0 +1,192 @@
+import type { Kysely } from 'kysely';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { accountLeaseService, type AccountLeaseService, type TenureSignals } from '../../src/app/account-lease-service.js';
+import type { DaemonService } from '../../src/app/daemon.js';
+import { LeaseStore, ReplicaStore, type Fence } from '../../src/state/leases/index.js';
+import { replicaPresenceService } from '../../src/app/replica-presence.js';
+import { CheckpointStore, createStores } from '../../src/state/stores/index.js';
+import type { StateTables } from '../../src/state/tables.js';
+import { silentLogger } from '../../src/util/logger.js';
+import { postgresLeaseTarget, sqliteLeaseTarget, waitFor, type LeaseTarget } from '../helpers/lease-targets.js';
+import { probePostgres, requireService } from '../helpers/services.js';
+
+const postgres = await probePostgres();
+const hasPostgres = requireService('PostgreSQL', postgres);
+const cursor = z.object({ at: z.string() });
+
+interface WorkLog {
+  events: string[];
+  commits: string[];
+}
+
+/** A work service like a poller: commits a fenced checkpoint every few ms until told to stop. */
+function pollerWork(db: Kysely<StateTables>, holder: string, log: WorkLog) {
+  return (fence: Fence, signals: TenureSignals): DaemonService[] => {
+    const stores = createStores(db, { fence });
+    let n = 0;
+    let loop: Promise<void> | undefined;
+    return [
+      {
+        name: `poller:${holder}`,
+        async start() {
+          log.events.push(`${holder} start epoch ${fence.epoch}`);
+          loop = (async () => {
+            while (!signals.stopSignal.aborted) {
+              const at = `${holder}@${fence.epoch}#${++n}`;
+              await stores.transaction((tx) => tx.checkpoints.set('loads', { at }, cursor));
+              log.commits.push(at);
+              await new Promise((resolve) => setTimeout(resolve, 15));
+            }
+          })();
+          return { loops: loop };
+        },
+        async stop() {
+          await loop?.catch(() => undefined);
+          log.events.push(`${holder} stop epoch ${fence.epoch} ${signals.abortSignal.aborted ? 'aborted' : 'drained'}`);
+        },
+      },
+    ];
+  };
+}
+
+describe.each([
+  { dialect: 'sqlite', open: () => sqliteLeaseTarget(), skip: false },
+  { dialect: 'postgres', open: () => postgresLeaseTarget(postgres.url!), skip: !hasPostgres },
+])('account lease service on $dialect', ({ open, skip }) => {
+  let target: LeaseTarget;
+  const running: AccountLeaseService[] = [];
+  beforeAll(async () => {
+    if (!skip) target = await open();
+  });
+  afterAll(async () => {
+    for (const service of running) await service.stop();
+    await target?.close();
+  });
+  beforeEach(async () => target?.reset());
+
+  function service(holder: string, db: Kysely<StateTables>, log: WorkLog, stop = new AbortController(), abort = new AbortController()) {
+    const s = accountLeaseService({
+      account: 'acct',
+      holder,
+      leases: new LeaseStore(db),
+      ttlMs: 1_500,
+      claimIntervalMs: 30,
+      renewIntervalMs: 100,
+      work: pollerWork(db, holder, log),
+      stopSignal: stop.signal,
+      abortSignal: abort.signal,
+      logger: silentLogger(),
+    });
+    running.push(s);
+    return s;
+  }
+
+  it.skipIf(skip)('standby → active → lease stolen → work stopped → standby → active again; stop drains and releases', async () => {
+    const log: WorkLog = { events: [], commits: [] };
+    const a = service('A', target.db, log);
+    expect(a.state()).toBe('standby');
+    await a.start();
+    await waitFor(() => a.state() === 'active' && log.commits.length >= 2, 10_000, 'A active and committing');
+    expect(a.epoch()).toBe(1);
+
+    // Another replica takes the lease over (as after A's pause outlasted the TTL).
+    const thief = new LeaseStore(target.connect());
+    await target.db.updateTable('account_leases').set({ expires_at_ms: 0 }).where('account', '=', 'acct').execute();
+    const [stolen] = await thief.claim(['acct'], { holder: 'B', ttlMs: 60_000 });
+    expect(stolen).toMatchObject({ holder: 'B', epoch: 2 });
+    const committedBeforeSteal = log.commits.length;
+
+    await waitFor(() => log.events.includes('A stop epoch 1 aborted'), 10_000, 'A\'s work stopped');
+    await waitFor(() => a.state() === 'standby', 10_000, 'A in standby');
+    expect(a.epoch()).toBeUndefined();
+    // Nothing of A's committed after the steal: at most one commit that raced the claim itself.
+    expect(log.commits.length - committedBeforeSteal).toBeLessThanOrEqual(1);
+    expect((await new CheckpointStore(target.db).get('loads', cursor))!.at.startsWith('A@1#')).toBe(true);
+
+    // B hands the lease back: A claims it again under a new epoch and works again.
+    await thief.release([stolen!]);
+    await waitFor(() => a.state() === 'active' && log.commits.some((c) => c.startsWith('A@3#')), 10_000, 'A active again');
+    expect(a.epoch()).toBe(3);
+
+    await a.stop();
+    expect(log.events.at(-1)).toBe('A stop epoch 3 drained');
+    expect(a.state()).toBe('standby');
+    expect((await new LeaseStore(target.db).list())[0]).toMatchObject({ account: 'acct', holder: null, epoch: 3 });
+  });
+
+  it.skipIf(skip)('a rolling deploy: the standby replica takes over as soon as the active one stopped', async () => {
+    const log: WorkLog = { events: [], commits: [] };
+    const a = service('A', target.db, log);
+    await a.start();
+    await waitFor(() => a.state() === 'active', 10_000, 'A active');
+    const b = service('B', target.connect(), log);
+    await b.start();
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(b.state()).toBe('standby');
+
+    await a.stop();
+    // Well before A's TTL (1.5 s) would have run out.
+    const stoppedAt = Date.now();
+    await waitFor(() => b.state() === 'active', 1_000, 'B active');
+    expect(Date.now() - stoppedAt).toBeLessThan(1_000);
+    expect(b.epoch()).toBe(2);
+    await b.stop();
+    expect(log.events).toEqual(['A start epoch 1', 'A stop epoch 1 drained', 'B start epoch 2', 'B stop epoch 2 drained']);
+  });
+
+  it.skipIf(skip)('the daemon\'s stop signal drains and releases too', async () => {
+    const log: WorkLog = { events: [], commits: [] };
+    const stop = new AbortController();
+    const a = service('A', target.db, log, stop);
+    const { loops } = await a.start();
+    await waitFor(() => a.state() === 'active', 10_000, 'A active');
+    stop.abort();
+    await loops;
+    expect(log.events).toEqual(['A start epoch 1', 'A stop epoch 1 drained']);
+    expect((await new LeaseStore(target.db).list())[0]).toMatchObject({ holder: null });
+  });
+});
+
+describe('fair share between account lease services (sqlite)', () => {
+  it('with 4 accounts and 2 live replicas each runs 2', async () => {
+    const target = await sqliteLeaseTarget();
+    const services: AccountLeaseService[] = [];
+    const log: WorkLog = { events: [], commits: [] };
+    const accounts = ['a1', 'a2', 'a3', 'a4'];
+    try {
+      const presences = ['A', 'B'].map((id) =>
+        replicaPresenceService({ me: { id, host: 'h', pid: 1 }, replicas: new ReplicaStore(target.db), leases: new LeaseStore(target.db), accounts: () => accounts.length, heartbeatMs: 1_000, staleMs: 10_000, logger: silentLogger() }),
+      );
+      for (const presence of presences) await presence.start();
+      for (const [i, holder] of ['A', 'B'].entries()) {
+        for (const account of accounts) {
+          const s = accountLeaseService({
+            account,
+            holder,
+            leases: new LeaseStore(target.db),
+            ttlMs: 5_000,
+            claimIntervalMs: 20,
+            work: pollerWork(target.db, holder, log),
+            withinShare: (claim) => presences[i]!.withinShare(claim),
+            stopSignal: new AbortController().signal,
+            abortSignal: new AbortController().signal,
+            logger: silentLogger(),
+          });
+          services.push(s);
+          await s.start();
+        }
+      }
+      await waitFor(() => services.filter((s) => s.state() === 'active').length === 4, 10_000, 'all accounts active');
+      const held = await new LeaseStore(target.db).list();
+      expect(held.filter((r) => r.holder === 'A')).toHaveLength(2);
+      expect(held.filter((r) => r.holder === 'B')).toHaveLength(2);
+      for (const s of services) await s.stop();
+      for (const presence of presences) await presence.stop();
+      expect(await new ReplicaStore(target.db).liveCount(10_000)).toBe(1);
+    } finally {
+      for (const s of services) await s.stop();
+      await target.close();
+    }
+  });
+});
