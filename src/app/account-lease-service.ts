@@ -69,6 +69,10 @@ export function accountLeaseService(options: AccountLeaseServiceOptions): Accoun
   let state: AccountLeaseState = 'standby';
   let current: Lease | undefined;
   let loop: Promise<void> | undefined;
+  // start() returns once the first claim has been tried and, when it won, that tenure's services
+  // are up: a lone process is fully running when it says so (the ready line), a standby says standby.
+  let firstSettled!: () => void;
+  const firstAttempt = new Promise<void>((resolve) => (firstSettled = resolve));
 
   async function tryClaim(): Promise<Lease | undefined> {
     const claim = async () => (await leases.claim([account], { holder, ttlMs, max: 1 }))[0];
@@ -94,6 +98,7 @@ export function accountLeaseService(options: AccountLeaseServiceOptions): Accoun
       try {
         const services = options.work(lease, { stopSignal: tenureStop.signal, abortSignal: tenureAbort.signal }).map((service) => cutOnLoss(service, cut));
         runner = await startDaemon({ services, logger: log });
+        firstSettled();
       } catch (error) {
         if (leaseLost(error)) return lost(lease, error);
         await leases.release([lease]).catch((e: unknown) => log.warn({ err: e }, 'cannot release the lease'));
@@ -178,6 +183,7 @@ export function accountLeaseService(options: AccountLeaseServiceOptions): Accoun
         if ((await hold(lease)) === 'stopped') return;
         // Lost: give the new holder a claim interval before trying again.
       }
+      firstSettled();
       await sleep(options.claimIntervalMs, stopping.signal).catch(() => undefined);
     }
   }
@@ -190,6 +196,8 @@ export function accountLeaseService(options: AccountLeaseServiceOptions): Accoun
       options.stopSignal.addEventListener('abort', onDaemonStop, { once: true });
       if (options.stopSignal.aborted) onDaemonStop();
       loop = run();
+      loop.then(firstSettled, firstSettled);
+      await firstAttempt;
       return { loops: loop };
     },
     async stop() {

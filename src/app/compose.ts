@@ -23,7 +23,15 @@ import { outboundService } from '../outbound/outbound-service.js';
 import type { DeliveryHooks } from '../sync/delivery-hooks.js';
 import type { StreamRunDeps, StreamRunSummary } from '../sync/stream-runner.js';
 import type { Logger } from '../util/logger.js';
-import { webhookService } from '../webhooks/webhook-service.js';
+import { webhookProcessingService, webhookReceiverService } from '../webhooks/webhook-service.js';
+import type { WebhookProcessor } from '../webhooks/processor.js';
+import { LeaseStore, ReplicaStore, type Fence } from '../state/leases/index.js';
+import { accountLeaseService, type AccountLeaseService } from './account-lease-service.js';
+import { replicaPresenceService } from './replica-presence.js';
+import type { ScheduleView } from './console-data.js';
+import { formatIsoDuration } from '../util/duration.js';
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
 import type { DaemonService } from './daemon.js';
 import { readyLine } from './ready-line.js';
 import { schedulerService, StreamScheduler } from './stream-scheduler.js';
@@ -235,6 +243,11 @@ export interface DaemonOptions {
   onRun?: (summary: StreamRunSummary) => void;
   /** Loop supervision; default: the config's `supervision` section. */
   supervision?: Supervision;
+  /**
+   * The stores a tenure of the account lease works with, fenced by its epoch. Default: the
+   * state database's stores with the fence; tests decorate them (a store that breaks on cue).
+   */
+  tenureStores?: (fence: Fence) => StateStores;
 }
 
 /** The services of `freight-sync run` (see composeDaemon). */
@@ -243,23 +256,58 @@ export function composeDaemonServices(app: AppContext, options: DaemonOptions): 
 }
 
 /**
- * The services of `freight-sync run`, in start order (they stop in reverse): the ops server first
- * (it answers during the whole drain), notifications, webhooks, outbound, and the stream scheduler last (it
- * stops first, so no new batch starts while the others drain). Parts not configured are absent.
- * `ready()` describes the started daemon in one line (addresses bound, first pass, streams).
+ * The services of `freight-sync run`, in start order (they stop in reverse). Outside the account
+ * lease, on every replica: the state ownership (SQLite: one daemon per file), the ops server (it
+ * answers during the whole drain), this replica's presence (PostgreSQL: fair share) and the
+ * webhook receiver (a delivery may reach any replica; the inbox is shared). Under the account's
+ * lease (one replica at a time, every state write fenced by its epoch): notifications, webhook
+ * processing, outbound, reconcile and the stream scheduler last (it stops first, so no new batch
+ * starts while the others drain). Parts not configured are absent. `ready()` describes the
+ * started daemon in one line (addresses bound, first pass or standby, streams).
  */
-export function composeDaemon(app: AppContext, options: DaemonOptions): { services: DaemonService[]; ready: () => ReturnType<typeof readyLine> } {
+export function composeDaemon(app: AppContext, options: DaemonOptions): { services: DaemonService[]; ready: () => ReturnType<typeof readyLine>; lease: AccountLeaseService } {
   const { config } = app;
-  const supervision = options.supervision ?? supervisionOf(config);
   const services: DaemonService[] = [];
   const servers = new HttpServers(app.logger.child({ component: 'http' }));
-  // First to start, last to stop: the state is owned for the whole life of the daemon.
-  services.push(daemonOwnershipService(app.stores.daemonOwner, { statePath: describeStateLocation(stateLocationOf(config.state)), logger: app.logger.child({ component: 'state-owner' }) }));
-  // Built first (it starts last): the console shows each stream's next run from it.
-  const scheduler = new StreamScheduler(
-    { streams: app.streams, runDeps: app.deps, sinksFor: (s) => app.sinksFor(s), logger: app.logger },
-    { stopSignal: options.stopSignal, abortSignal: options.abortSignal, runOnStart: options.runOnStart, onRun: options.onRun },
-  );
+  const location = stateLocationOf(config.state);
+  const holder = `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  // First to start, last to stop: on a SQLite file the state is owned by one daemon for its whole
+  // life. On PostgreSQL several replicas share it by design; the account lease decides who works.
+  if (location.kind === 'sqlite') {
+    services.push(daemonOwnershipService(app.stores.daemonOwner, { statePath: describeStateLocation(location), logger: app.logger.child({ component: 'state-owner' }) }));
+  }
+  const tenure = new CurrentTenure();
+  const account = app.client.tokens.account;
+  const leases = new LeaseStore(app.db);
+  const presence =
+    location.kind === 'postgres'
+      ? replicaPresenceService({
+          me: { id: holder, host: os.hostname(), pid: process.pid },
+          replicas: new ReplicaStore(app.db),
+          leases,
+          accounts: () => 1,
+          heartbeatMs: config.cluster.heartbeatMs,
+          staleMs: config.cluster.heartbeatMs * 3,
+          logger: app.logger.child({ component: 'replica' }),
+        })
+      : undefined;
+  const lease = accountLeaseService({
+    account,
+    holder,
+    leases,
+    ttlMs: config.cluster.leaseTtlMs,
+    claimIntervalMs: config.cluster.claimIntervalMs,
+    ...(presence ? { withinShare: (claim) => presence.withinShare(claim) } : {}),
+    stopSignal: options.stopSignal,
+    abortSignal: options.abortSignal,
+    logger: app.logger.child({ component: 'lease' }),
+    work: (fence, signals) => {
+      const stores = options.tenureStores?.(fence) ?? createStores(app.db, { fence });
+      const fenced: AppContext = { ...app, stores, deps: { ...app.deps, stores, hooks: deliveryHooks(stores) } };
+      return tenureServices(fenced, { ...options, ...signals }, tenure);
+    },
+  });
+  app.metrics.observeLease(account, () => ({ active: lease.state() === 'active', epoch: lease.epoch() }));
   if (config.http.enabled) {
     const checks: ReadinessCheck[] = [
       { name: 'state', cached: false, run: () => app.stores.ping() },
@@ -277,24 +325,67 @@ export function composeDaemon(app: AppContext, options: DaemonOptions): { servic
         logger: app.logger.child({ component: 'ops-http' }),
         stopSignal: options.stopSignal,
         abortSignal: options.abortSignal,
-        ...(config.http.console.enabled ? { console: consoleData(app, scheduler) } : {}),
+        ...(config.http.console.enabled ? { console: consoleData(app, tenure) } : {}),
       }),
     );
   }
+  if (presence) services.push(presence);
+  if (config.webhooks.enabled) {
+    services.push(
+      webhookReceiverService({
+        config: config.webhooks,
+        inbox: app.stores.webhookInbox,
+        servers,
+        metrics: app.metrics,
+        logger: app.logger.child({ component: 'webhooks' }),
+        now: () => app.client.clock.now(),
+        // Wakes this replica's processor when it holds the lease; the holder elsewhere polls the inbox.
+        onStored: () => tenure.wakeProcessor(),
+        stopSignal: options.stopSignal,
+      }),
+    );
+  }
+  services.push(lease);
+  const ready = () => {
+    const standby = lease.state() === 'active' ? undefined : `standby (another replica holds the work of this account; claims every ${formatIsoDuration(config.cluster.claimIntervalMs)})`;
+    return readyLine({
+      streams: app.streams,
+      listening: servers.listening(),
+      ticks: tenure.nextTicks(),
+      runOnStart: options.runOnStart,
+      outbound: config.outbound.enabled ? { sources: config.outbound.sources, pollIntervalMs: config.outbound.pollInterval } : null,
+      ...(standby ? { standby } : {}),
+    });
+  };
+  return { services, ready, lease };
+}
+
+/**
+ * One tenure's work services (see composeDaemon), built from an app whose stores are fenced by
+ * the lease's epoch; signals are the tenure's (a lost lease aborts them at once).
+ */
+function tenureServices(app: AppContext, options: DaemonOptions, tenure: CurrentTenure): DaemonService[] {
+  const { config } = app;
+  const supervision = options.supervision ?? supervisionOf(config);
+  const services: DaemonService[] = [];
+  const scheduler = new StreamScheduler(
+    { streams: app.streams, runDeps: app.deps, sinksFor: (s) => app.sinksFor(s), logger: app.logger },
+    { stopSignal: options.stopSignal, abortSignal: options.abortSignal, runOnStart: options.runOnStart, onRun: options.onRun },
+  );
   const reconcileResults = new ReconcileResults();
-  // Started before the services that change state (it stops after them), after the ops server.
+  // Started before the services that change state (it stops after them).
   const notifications = composeNotifications(app, { stopSignal: options.stopSignal, abortSignal: options.abortSignal, reconcile: reconcileResults });
   if (notifications) services.push(notifications);
+  let processor: WebhookProcessor | undefined;
   if (config.webhooks.enabled) {
-    const processor = composeWebhookProcessor(app, supervision);
+    processor = composeWebhookProcessor(app, supervision);
     services.push(
-      webhookService({
+      webhookProcessingService({
         config: config.webhooks,
         client: app.client,
         inbox: app.stores.webhookInbox,
         checkpoints: app.stores.checkpoints,
         processor,
-        servers,
         metrics: app.metrics,
         logger: app.logger.child({ component: 'webhooks' }),
         stopSignal: options.stopSignal,
@@ -311,6 +402,8 @@ export function composeDaemon(app: AppContext, options: DaemonOptions): { servic
         logger,
         stopSignal: options.stopSignal,
         abortSignal: options.abortSignal,
+        // After a failover the dead replica's dispatcher lease frees at its expiry: wait for it.
+        waitForDispatcherLease: true,
         ...supervision,
       }),
     );
@@ -331,15 +424,38 @@ export function composeDaemon(app: AppContext, options: DaemonOptions): { servic
     );
   }
   services.push(schedulerService(scheduler));
-  const ready = () =>
-    readyLine({
-      streams: app.streams,
-      listening: servers.listening(),
-      ticks: scheduler.nextTicks(),
-      runOnStart: options.runOnStart,
-      outbound: config.outbound.enabled ? { sources: config.outbound.sources, pollIntervalMs: config.outbound.pollInterval } : null,
-    });
-  return { services, ready };
+  tenure.begin(scheduler, processor);
+  return services;
+}
+
+/**
+ * What the parts outside the lease (console, ready line, receiver) see of the current tenure's
+ * scheduler and processor; nothing while this replica is in standby.
+ */
+class CurrentTenure implements ScheduleView {
+  private scheduler: StreamScheduler | undefined;
+  private processor: WebhookProcessor | undefined;
+
+  begin(scheduler: StreamScheduler, processor: WebhookProcessor | undefined): void {
+    this.scheduler = scheduler;
+    this.processor = processor;
+  }
+
+  nextRunAt(stream: string): Date | null {
+    return this.scheduler?.nextRunAt(stream) ?? null;
+  }
+
+  isRunning(stream: string): boolean {
+    return this.scheduler?.isRunning(stream) ?? false;
+  }
+
+  nextTicks(): ReturnType<StreamScheduler['nextTicks']> {
+    return this.scheduler?.nextTicks() ?? [];
+  }
+
+  wakeProcessor(): void {
+    this.processor?.wakeup.notify();
+  }
 }
 
 /**

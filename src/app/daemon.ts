@@ -71,9 +71,14 @@ export async function startDaemon(options: { services: readonly DaemonService[];
     loops.then(
       () => undefined,
       (error: unknown) => {
-        failure ??= new DaemonFailedError(service.name, error);
-        logger.error({ err: error, service: service.name }, `service ${service.name} failed: stopping the daemon`);
-        events.emit('service:failed', service.name, error);
+        // A service that runs services of its own (the account lease's tenure) reports which of
+        // them died: that one is named, not the container.
+        const named = error instanceof DaemonFailedError ? error : new DaemonFailedError(service.name, error);
+        failure ??= named;
+        // (Its own runner logged it already.)
+        if (named === error) logger.info({ service: named.service }, 'stopping the daemon');
+        else logger.error({ err: error, service: service.name }, `service ${service.name} failed: stopping the daemon`);
+        events.emit('service:failed', named.service, named.cause);
         void stopAll(`service ${service.name} failed`);
       },
     );

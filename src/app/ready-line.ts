@@ -9,6 +9,8 @@ export interface ReadyFacts {
   ticks: ReadonlyArray<{ stream: string; at: Date | null }>;
   runOnStart: boolean;
   outbound: { sources: readonly string[]; pollIntervalMs: number } | null;
+  /** Set when another replica holds the account's work: said instead of the first pass. */
+  standby?: string;
 }
 
 /**
@@ -23,8 +25,9 @@ export function readyLine(facts: ReadyFacts): string {
   const streams = [...polled.map((s) => s.definition.name), ...pushed.map((name) => `${name} (webhook push)`)];
 
   const next = facts.ticks.filter((t) => t.at !== null).sort((a, b) => a.at!.getTime() - b.at!.getTime())[0];
-  const firstPass =
-    polled.length === 0 ? 'no polled stream' : facts.runOnStart ? 'first pass now' : next ? `first pass at ${next.at!.toISOString()} (${next.stream})` : 'first pass at each stream\'s first cron tick';
+  const firstPass = facts.standby
+    ? facts.standby
+    : polled.length === 0 ? 'no polled stream' : facts.runOnStart ? 'first pass now' : next ? `first pass at ${next.at!.toISOString()} (${next.stream})` : 'first pass at each stream\'s first cron tick';
   const listening =
     facts.listening.length === 0 ? 'no HTTP listener' : `listening on ${facts.listening.map((l) => `${l.url} (${l.paths.join(' ')})`).join(', ')}`;
   const outbound = facts.outbound ? `; outbound polls ${facts.outbound.sources.join(', ') || 'no source'} every ${formatIsoDuration(facts.outbound.pollIntervalMs)}` : '';

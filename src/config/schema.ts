@@ -21,6 +21,7 @@ import {
   type HttpConfig,
   type ConsoleConfig,
   type SupervisionConfig,
+  type ClusterConfig,
   type ReconcileConfig,
   type NotificationsConfig,
   type NotificationChannelConfig,
@@ -422,6 +423,22 @@ const supervisionSchema = z
   })
   .transform((s): SupervisionConfig => ({ ...s }));
 
+/* ---------------------------------------------------------------- cluster (run) */
+
+const clusterSchema = z
+  .strictObject({
+    // How long a replica's claim on the account's work lasts without renewal (renewed every third).
+    leaseTtl: isoDuration().prefault('PT30S'),
+    // How often a standby replica tries to claim the work.
+    claimInterval: isoDuration().prefault('PT5S'),
+    // How often a replica says it is alive; it stops counting for fair share after 3 missed ones.
+    heartbeat: isoDuration().prefault('PT10S'),
+  })
+  .superRefine((c, ctx) => {
+    if (c.leaseTtl < 3_000) ctx.addIssue({ code: 'custom', path: ['leaseTtl'], message: 'must be at least PT3S (it is renewed every third of it)' });
+  })
+  .transform((c): ClusterConfig => ({ leaseTtlMs: c.leaseTtl, claimIntervalMs: c.claimInterval, heartbeatMs: c.heartbeat }));
+
 /* ---------------------------------------------------------------- reconcile (run) */
 
 const reconcileSchema = z
@@ -538,6 +555,7 @@ export const configSchema: z.ZodType<FreightSyncConfig> = z.strictObject({
   webhooks: webhooksSchema.prefault({}),
   http: httpSchema.prefault({}),
   supervision: supervisionSchema.prefault({}),
+  cluster: clusterSchema.prefault({}),
   reconcile: reconcileSchema.prefault({}),
   notifications: notificationsSchema.prefault({}),
 });

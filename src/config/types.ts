@@ -188,6 +188,12 @@ export interface ConsoleConfig {
  * logs and tries again after `pause` (doubling up to `maxPause`); after `maxConsecutiveFailures`
  * in a row the daemon stops and exits 1, so an orchestrator restarts it and someone is told.
  */
+export interface ClusterConfig {
+  leaseTtlMs: number;
+  claimIntervalMs: number;
+  heartbeatMs: number;
+}
+
 export interface SupervisionConfig {
   maxConsecutiveFailures: number;
   /** Milliseconds. */
@@ -276,6 +282,8 @@ export interface FreightSyncConfig {
   webhooks: WebhooksConfig;
   http: HttpConfig;
   supervision: SupervisionConfig;
+  /** Leases of the account's work (`run`; several replicas on PostgreSQL state). */
+  cluster: ClusterConfig;
   reconcile: ReconcileConfig;
   notifications: NotificationsConfig;
 }

@@ -45,6 +45,7 @@ export class OpsMetrics {
   readonly registry = new Registry();
   private state: MetricsState | undefined;
   private rateWaitReportedMs = 0;
+  private leases: Array<{ account: string; read: () => { active: boolean; epoch: number | undefined } }> = [];
 
   readonly recordsWritten = new Counter({
     name: 'freight_sync_records_written_total',
@@ -192,6 +193,29 @@ export class OpsMetrics {
       },
     });
     new Gauge({
+      name: 'freight_sync_lease_held',
+      help: "Whether this replica holds the account's lease and runs its work (1), or stands by (0)",
+      labelNames: ['account'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const lease of self.leases) this.set({ account: lease.account }, lease.read().active ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'freight_sync_lease_epoch',
+      help: "The epoch of the account's lease this replica holds (absent in standby); it grows with every change of holder",
+      labelNames: ['account'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const lease of self.leases) {
+          const { epoch } = lease.read();
+          if (epoch !== undefined) this.set({ account: lease.account }, epoch);
+        }
+      },
+    });
+    new Gauge({
       name: 'freight_sync_reauth_required',
       help: 'Whether the API account is marked reauth_required in the state (1: its tokens are lost and its API work is paused until new credentials are given; 0: not marked)',
       labelNames: ['account'] as const,
@@ -270,6 +294,11 @@ export class OpsMetrics {
       },
     });
     if (options.processMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'freight_sync_' });
+  }
+
+  /** The account lease of `run` (held or standby, and its epoch), read at scrape time. */
+  observeLease(account: string, read: () => { active: boolean; epoch: number | undefined }): void {
+    this.leases.push({ account, read });
   }
 
   bind(state: MetricsState): void {

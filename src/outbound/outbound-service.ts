@@ -1,8 +1,9 @@
-import { sleep } from '../util/abort.js';
+import { isAbortError, sleep } from '../util/abort.js';
 import type { DaemonServiceLike } from '../util/daemon-service.js';
 import { runSupervisedLoop } from '../util/supervised-loop.js';
 import type { Logger } from '../util/logger.js';
 import type { OutboundEngine } from './outbound-engine.js';
+import { OutboxBusyError } from './errors.js';
 
 export interface OutboundServiceDeps {
   engine: OutboundEngine;
@@ -16,7 +17,14 @@ export interface OutboundServiceDeps {
   /** Failures in a row before a loop gives up and stops the daemon (default 8). */
   maxConsecutiveFailures?: number;
   failurePauseMs?: { base: number; max: number };
+  /**
+   * Wait while another process holds the dispatcher lease instead of failing (the daemon under
+   * the account lease: after a failover the dead replica's dispatcher lease frees at its expiry).
+   */
+  waitForDispatcherLease?: boolean;
 }
+
+const LEASE_POLL_MS = 1_000;
 
 /**
  * The dispatcher inside `freight-sync run`: polls the sources every `outbound.pollInterval`,
@@ -29,6 +37,27 @@ export function outboundService(deps: OutboundServiceDeps): DaemonServiceLike {
   const { engine, logger } = deps;
   const stop = new AbortController();
   let loops: Promise<void> | undefined;
+  let held: () => boolean = () => false;
+
+  /** Takes the dispatcher lease; while another process holds it, waits when asked to (else fails). */
+  const acquireLease = async (signal: AbortSignal) => {
+    let announced = false;
+    for (;;) {
+      try {
+        await engine.lease.acquire();
+        return;
+      } catch (error) {
+        if (!(error instanceof OutboxBusyError) || !deps.waitForDispatcherLease) throw error;
+        if (!announced) logger.warn({ err: error }, 'waiting for the outbox dispatcher lease (it frees when its holder stops, or at its expiry)');
+        announced = true;
+      }
+      try {
+        await sleep(LEASE_POLL_MS, signal);
+      } catch (error) {
+        if (isAbortError(error)) throw error;
+      }
+    }
+  };
 
   const pollLoop = () =>
     runSupervisedLoop(
@@ -51,21 +80,39 @@ export function outboundService(deps: OutboundServiceDeps): DaemonServiceLike {
   return {
     name: 'outbound',
     async start() {
-      await engine.lease.acquire();
-      await engine.dispatcher.recover();
       const stopSignal = AbortSignal.any([stop.signal, deps.stopSignal]);
-      const dispatch = engine.dispatcher.drain({ stopSignal, abortSignal: deps.abortSignal });
-      // Either loop dying ends the other: the service is down as a whole.
-      const both = Promise.all([pollLoop(), dispatch]).then(() => undefined);
-      both.catch(() => stop.abort());
-      loops = both;
-      return { loops: both };
+      let acquired = false;
+      const run = async () => {
+        if (!acquired) {
+          try {
+            await acquireLease(stopSignal);
+          } catch (error) {
+            // Stopped while waiting for the lease: nothing was dispatched, nothing to drain.
+            if (isAbortError(error) && stopSignal.aborted) return;
+            throw error;
+          }
+          acquired = true;
+        }
+        await engine.dispatcher.recover();
+        const dispatch = engine.dispatcher.drain({ stopSignal, abortSignal: deps.abortSignal });
+        // Either loop dying ends the other: the service is down as a whole.
+        const both = Promise.all([pollLoop(), dispatch]).then(() => undefined);
+        both.catch(() => stop.abort());
+        await both;
+      };
+      if (!deps.waitForDispatcherLease) {
+        await engine.lease.acquire();
+        acquired = true;
+      }
+      held = () => acquired;
+      loops = run();
+      return { loops };
     },
     async stop() {
       stop.abort();
       await loops?.catch(() => undefined);
       await engine.writeBack.sweep().catch((error: unknown) => logger.warn({ err: error }, 'final write-back sweep failed; the next start retries it'));
-      await engine.lease.release();
+      if (held()) await engine.lease.release();
     },
   };
 }

@@ -1,6 +1,8 @@
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { composeDaemonServices, openApp, type AppContext, type DaemonOptions } from '../../src/app/compose.js';
+import type { Fence } from '../../src/state/leases/index.js';
+import { createStores } from '../../src/state/stores/index.js';
 import { startDaemon as startRunner, type DaemonRunner } from '../../src/app/daemon.js';
 import type { FreightSyncConfig } from '../../src/config/types.js';
 import type { SimulatorHandle } from '../../src/simulator/index.js';
@@ -44,7 +46,15 @@ export async function startDaemon(
   const app = options.wrapApp ? options.wrapApp(opened) : opened;
   let runner: DaemonRunner;
   try {
-    const services = composeDaemonServices(app, { stopSignal: stopper.signal, abortSignal: aborter.signal, runOnStart: options.runOnStart ?? false, supervision: options.supervision });
+    const wrapApp = options.wrapApp;
+    const services = composeDaemonServices(app, {
+      stopSignal: stopper.signal,
+      abortSignal: aborter.signal,
+      runOnStart: options.runOnStart ?? false,
+      supervision: options.supervision,
+      // The stores a tenure of the account lease works with get the same decoration as the app's.
+      ...(wrapApp ? { tenureStores: (fence: Fence) => wrapApp({ ...opened, stores: createStores(opened.db, { fence }) }).stores } : {}),
+    });
     runner = await startRunner({ services, logger });
   } catch (error) {
     await opened.close();
