@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { ownerAlive, StateOwnedError, type DaemonOwnerStore } from '../state/stores/index.js';
 import type { Logger } from '../util/logger.js';
+import type { LeaseStore } from '../state/leases/index.js';
 import type { DaemonService } from './daemon.js';
 
 /** How often `run` renews its heartbeat, and how old a heartbeat may get before its owner counts as gone. */
@@ -50,8 +51,19 @@ export function daemonOwnershipService(store: DaemonOwnerStore, options: { state
   };
 }
 
-/** Throws StateOwnedError naming the daemon (host, pid, since) when a live one owns the state. */
-export async function assertNoDaemon(store: DaemonOwnerStore, statePath: string, advice: string): Promise<void> {
+/**
+ * Throws StateOwnedError naming the daemon (host, pid, since) when a live one owns the state: the
+ * `run` recorded on a SQLite file, or — on PostgreSQL, where replicas record no owner — a replica
+ * holding an account's lease (its deadline not passed by the database clock).
+ */
+export async function assertNoDaemon(store: DaemonOwnerStore, statePath: string, advice: string, leases?: LeaseStore): Promise<void> {
   const owner = await store.current();
   if (owner && alive(owner)) throw new StateOwnedError(owner, statePath, advice);
+  const held = leases ? (await leases.live())[0] : undefined;
+  if (held?.holder) {
+    // The holder id is `host:pid:random` (compose.ts).
+    const [host = '?', pid = '0'] = held.holder.split(':');
+    const until = new Date(held.expiresAtMs).toISOString();
+    throw new StateOwnedError({ holder: held.holder, host, pid: Number(pid), startedAt: `epoch ${held.epoch}`, heartbeatAt: `lease held until ${until}` }, statePath, advice);
+  }
 }

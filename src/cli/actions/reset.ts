@@ -4,6 +4,7 @@ import { UsageError } from '../../util/errors.js';
 import { STREAM_NAMES, isStreamName } from '../../config/stream-names.js';
 import { streamByName } from '../../sync/streams/index.js';
 import { assertNoDaemon } from '../../app/daemon-ownership.js';
+import { LeaseStore } from '../../state/leases/index.js';
 import { prepareCommand, withApp } from '../runtime.js';
 
 /** The work of `freight-sync reset` (options and help in commands/reset.ts, loaded only when it runs). */
@@ -17,8 +18,11 @@ export async function resetAction(options: { stream: string; to: string; redeliv
   const definition = streamByName(options.stream);
   const runtime = await prepareCommand(command);
   await withApp(runtime, { withConnectors: false }, async (app) => {
+    // On a SQLite file the recorded daemon says it all (a SIGKILLed one frees it at once); on
+    // PostgreSQL the replicas record no owner and a live account lease names the working one.
+    const location = stateLocationOf(app.config.state);
     if (options.force) await app.stores.daemonOwner.clear();
-    else await assertNoDaemon(app.stores.daemonOwner, describeStateLocation(stateLocationOf(app.config.state)), 'stop it before reset (it would overwrite the new checkpoint), or pass --force');
+    else await assertNoDaemon(app.stores.daemonOwner, describeStateLocation(location), 'stop it before reset (it would overwrite the new checkpoint), or pass --force', location.kind === 'postgres' ? new LeaseStore(app.db) : undefined);
     const cursor = definition.resetCursor(app.config.api.variant, at);
     await app.db.transaction().execute(async (trx) => {
       if (cursor === null) await app.stores.checkpoints.delete(definition.name, trx);

@@ -12,6 +12,7 @@ import { register as schema } from './schema.js';
 import { register as run } from './run.js';
 import { register as simulate } from './simulate.js';
 import { register as sink } from './sink.js';
+import { register as state } from './state.js';
 import { register as status } from './status.js';
 import { register as sync } from './sync.js';
 import { register as validateConfig } from './validate-config.js';
@@ -30,6 +31,7 @@ export const commandModules: RegisterCommand[] = [
   rejected,
   status,
   reset,
+  state,
   sink,
   validateConfig,
   check,

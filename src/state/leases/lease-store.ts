@@ -134,6 +134,18 @@ export class LeaseStore {
     return rows.map((row) => ({ account: row.account, holder: row.holder, epoch: Number(row.epoch), expiresAtMs: Number(row.expires_at_ms) }));
   }
 
+  /** The leases held right now (a holder and a deadline not yet passed by the database clock). */
+  async live(): Promise<LeaseRow[]> {
+    const rows = await this.db
+      .selectFrom('account_leases')
+      .selectAll()
+      .where('holder', 'is not', null)
+      .where('expires_at_ms', '>', dbNowMsSql(this.db))
+      .orderBy('account')
+      .execute();
+    return rows.map((row) => ({ account: row.account, holder: row.holder, epoch: Number(row.epoch), expiresAtMs: Number(row.expires_at_ms) }));
+  }
+
   /** How many unexpired leases `holder` has (what it already holds counts against its fair share). */
   async heldCount(holder: string): Promise<number> {
     const row = await this.db
