@@ -1,4 +1,5 @@
 import { cursorInProgress, cursorPosition } from '../sync/cursor-position.js';
+import { LeaseStore } from '../state/leases/index.js';
 import type { AppContext } from './app-context.js';
 import { collectOutboundStatus, type OutboundStatus } from '../outbound/outbound-status.js';
 
@@ -30,10 +31,19 @@ export interface AuthStatus {
   reauthRequired: { reason: string; since: string } | null;
 }
 
+/** Who works the account (`run` under its lease), as the state knows it; null: nobody holds it now. */
+export interface LeaseStatus {
+  holder: string;
+  epoch: number;
+  /** When the lease runs out unless renewed (database clock). */
+  expiresAt: string;
+}
+
 export interface SyncStatusReport {
   generatedAt: string;
   clock: 'server' | 'local';
   auth: AuthStatus;
+  lease: LeaseStatus | null;
   streams: StreamStatus[];
   invoices: { open: number; gapFillCandidates: number };
   /** Webhook events parked as failed (quarantine streams `webhook:<family>`). */
@@ -73,6 +83,7 @@ export async function collectStatus(app: AppContext, serverNow?: Date): Promise<
     });
   }
   const mark = await app.client.tokens.reauthRequired();
+  const held = (await new LeaseStore(app.db).live()).find((l) => l.account === app.client.tokens.account);
   return {
     generatedAt: now.toISOString(),
     clock: serverNow ? 'server' : 'local',
@@ -81,6 +92,7 @@ export async function collectStatus(app: AppContext, serverNow?: Date): Promise<
       state: mark ? 'reauth_required' : 'ok',
       reauthRequired: mark ? { reason: mark.reason, since: mark.since } : null,
     },
+    lease: held?.holder ? { holder: held.holder, epoch: held.epoch, expiresAt: new Date(held.expiresAtMs).toISOString() } : null,
     streams,
     invoices: { open: await app.stores.side.countOpenInvoices(), gapFillCandidates: await app.stores.side.countInvoiceCandidates() },
     rejectedWebhookEvents: quarantined.filter((q) => q.kind === 'webhook').reduce((n, q) => n + q.count, 0),

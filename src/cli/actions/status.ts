@@ -53,6 +53,11 @@ export async function statusAction(options: { json?: boolean; offline?: boolean 
           'API work for this account is paused. Give new credentials in api.auth (a new token pair, or clientId/clientSecret), then run `freight-sync check` and restart the daemon.\n\n',
       );
     }
+    process.stdout.write(
+      report.lease
+        ? `worked by ${report.lease.holder} (lease epoch ${report.lease.epoch}, held until ${report.lease.expiresAt})\n\n`
+        : 'no daemon holds the account\'s lease now\n\n',
+    );
     process.stdout.write(renderTable(['stream', 'enabled', 'checkpoint', 'state', `lag (${report.clock})`, 'last run', 'records', 'rejected', 'last error'], rows));
     const quarantined = report.streams.reduce((n, s) => n + s.rejected, 0) + report.rejectedWebhookEvents;
     if (quarantined > 0) process.stdout.write(`\n${quarantined} quarantined entr${quarantined === 1 ? 'y' : 'ies'} (webhook events: ${report.rejectedWebhookEvents}): freight-sync rejected list\n`);
