@@ -286,8 +286,8 @@ export function composeDaemon(app: AppContext, options: DaemonOptions): { servic
           replicas: new ReplicaStore(app.db),
           leases,
           accounts: () => 1,
-          heartbeatMs: config.cluster.heartbeatMs,
-          staleMs: config.cluster.heartbeatMs * 3,
+          heartbeatMs: config.cluster.heartbeat,
+          staleMs: config.cluster.heartbeat * 3,
           logger: app.logger.child({ component: 'replica' }),
         })
       : undefined;
@@ -295,8 +295,8 @@ export function composeDaemon(app: AppContext, options: DaemonOptions): { servic
     account,
     holder,
     leases,
-    ttlMs: config.cluster.leaseTtlMs,
-    claimIntervalMs: config.cluster.claimIntervalMs,
+    ttlMs: config.cluster.leaseTtl,
+    claimIntervalMs: config.cluster.claimInterval,
     ...(presence ? { withinShare: (claim) => presence.withinShare(claim) } : {}),
     stopSignal: options.stopSignal,
     abortSignal: options.abortSignal,
@@ -347,7 +347,7 @@ export function composeDaemon(app: AppContext, options: DaemonOptions): { servic
   }
   services.push(lease);
   const ready = () => {
-    const standby = lease.state() === 'active' ? undefined : `standby (another replica holds the work of this account; claims every ${formatIsoDuration(config.cluster.claimIntervalMs)})`;
+    const standby = lease.state() === 'active' ? undefined : `standby (another replica holds the work of this account; claims every ${formatIsoDuration(config.cluster.claimInterval)})`;
     return readyLine({
       streams: app.streams,
       listening: servers.listening(),

@@ -16,6 +16,7 @@ const BACKOFF_DURATIONS = ['base', 'max'] as const satisfies readonly (keyof Out
 const WEBHOOK_DURATIONS = ['dedupeWindow', 'catchUpInterval', 'catchUpOverlap', 'catchUpMaxAge'] as const satisfies readonly (keyof WebhooksConfig)[];
 const HTTP_DURATIONS = ['readyCacheTtl', 'checkTimeout', 'apiUnreachableAfter'] as const satisfies readonly (keyof HttpConfig)[];
 const SUPERVISION_DURATIONS = ['pause', 'maxPause'] as const satisfies readonly (keyof SupervisionConfig)[];
+const CLUSTER_DURATIONS = ['leaseTtl', 'claimInterval', 'heartbeat'] as const satisfies readonly (keyof FreightSyncConfig['cluster'])[];
 const NOTIFICATION_DURATIONS = ['interval', 'deliveryTimeout'] as const satisfies readonly (keyof NotificationsConfig)[];
 
 /**
@@ -44,6 +45,7 @@ export function displayConfig(config: FreightSyncConfig): Record<string, unknown
     webhooks: { ...config.webhooks, ...durations(config.webhooks, WEBHOOK_DURATIONS) },
     http: { ...config.http, ...durations(config.http, HTTP_DURATIONS) },
     supervision: { ...config.supervision, ...durations(config.supervision, SUPERVISION_DURATIONS) },
+    cluster: { ...config.cluster, ...durations(config.cluster, CLUSTER_DURATIONS) },
     notifications: displayNotifications(config.notifications),
   };
   return maskSecrets(display);

@@ -437,7 +437,7 @@ const clusterSchema = z
   .superRefine((c, ctx) => {
     if (c.leaseTtl < 3_000) ctx.addIssue({ code: 'custom', path: ['leaseTtl'], message: 'must be at least PT3S (it is renewed every third of it)' });
   })
-  .transform((c): ClusterConfig => ({ leaseTtlMs: c.leaseTtl, claimIntervalMs: c.claimInterval, heartbeatMs: c.heartbeat }));
+  .transform((c): ClusterConfig => ({ ...c }));
 
 /* ---------------------------------------------------------------- reconcile (run) */
 

@@ -188,10 +188,11 @@ export interface ConsoleConfig {
  * logs and tries again after `pause` (doubling up to `maxPause`); after `maxConsecutiveFailures`
  * in a row the daemon stops and exits 1, so an orchestrator restarts it and someone is told.
  */
+/** Durations in milliseconds (ISO 8601 in the file). */
 export interface ClusterConfig {
-  leaseTtlMs: number;
-  claimIntervalMs: number;
-  heartbeatMs: number;
+  leaseTtl: number;
+  claimInterval: number;
+  heartbeat: number;
 }
 
 export interface SupervisionConfig {

@@ -27,7 +27,11 @@ export async function sqliteLeaseTarget(): Promise<LeaseTarget> {
     dialect: 'sqlite',
     db,
     connect: () => {
-      const other = openStateDatabase(file);
+      // In one thread a synchronous SQLite connection waiting (busy_timeout) for the other
+      // connection's write lock blocks the event loop that must release it: the second replica's
+      // connection fails fast instead and retries on its next claim, as a real second process
+      // (its own thread) would simply wait.
+      const other = openStateDatabase(file, { busyTimeoutMs: 0 });
       others.push(other);
       return other;
     },

@@ -18,7 +18,8 @@ describe('defaults', () => {
       rateLimit: { requestsPerSecond: 8, maxInFlight: 4, adaptive: true },
       retry: { maxAttempts: 8, maxElapsed: 600_000, baseDelay: 500, maxDelay: 60_000 },
     });
-    expect(config.state).toEqual({ path: '/srv/cfg/data/freight-sync.sqlite' });
+    expect(config.state).toEqual({ path: '/srv/cfg/data/freight-sync.sqlite', schema: 'freight_sync', poolSize: 10 });
+    expect(config.cluster).toEqual({ leaseTtl: 30_000, claimInterval: 5_000, heartbeat: 10_000 });
     // §5.2: brokerage bodies are multipart unless the file says otherwise.
     const brokerage = (encoding?: string) =>
       parseConfig({ ...minimalRaw(), api: { ...(minimalRaw().api as object), variant: 'brokerage', ...(encoding ? { requestEncoding: encoding } : {}) } }, { baseDir: '/srv/cfg' }).api.requestEncoding;
