@@ -279,6 +279,7 @@ export function composeDaemon(app: AppContext, options: DaemonOptions): { servic
   const tenure = new CurrentTenure();
   const account = app.client.tokens.account;
   const leases = new LeaseStore(app.db);
+  if (location.kind === 'sqlite') services.push(takeOverAfterCrash(leases, account, app.logger.child({ component: 'lease' })));
   const presence =
     location.kind === 'postgres'
       ? replicaPresenceService({
@@ -426,6 +427,22 @@ function tenureServices(app: AppContext, options: DaemonOptions, tenure: Current
   services.push(schedulerService(scheduler));
   tenure.begin(scheduler, processor);
   return services;
+}
+
+/**
+ * On a SQLite file the daemon that owns the file (state-owner, started just before) is the only
+ * one: a lease still held is a killed predecessor's, freed at once instead of after its TTL, so a
+ * restart right after a crash resumes the work immediately, as before leases existed.
+ */
+function takeOverAfterCrash(leases: LeaseStore, account: string, logger: Logger): DaemonService {
+  return {
+    name: 'lease-takeover',
+    async start() {
+      if ((await leases.forfeit(account)) > 0) logger.info({ account }, 'freed the account lease a stopped daemon of this state file still held');
+      return { loops: new Promise<void>(() => undefined) };
+    },
+    async stop() {},
+  };
 }
 
 /**

@@ -128,6 +128,21 @@ export class LeaseStore {
     return released;
   }
 
+  /**
+   * Frees the account's lease whoever holds it (its epoch stays, so the next claim bumps it and the
+   * old holder's fenced commits fail). Only for a caller that knows the holder is gone: the one
+   * daemon of a SQLite file, started after its predecessor was killed, need not wait for the TTL.
+   */
+  async forfeit(account: string): Promise<number> {
+    const result = await this.db
+      .updateTable('account_leases')
+      .set({ holder: null, expires_at_ms: dbNowMsSql(this.db) })
+      .where('account', '=', account)
+      .where('holder', 'is not', null)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  }
+
   /** Every lease row (status, readyz, metrics); compare `expiresAtMs` with `readDbNowMs`. */
   async list(): Promise<LeaseRow[]> {
     const rows = await this.db.selectFrom('account_leases').selectAll().orderBy('account').execute();
