@@ -21,6 +21,13 @@ export interface StagedFile {
  * encoding and publishing rules exist once. Paths are the target's own (POSIX on SFTP).
  */
 export interface FileTarget {
+  /**
+   * True when `read` may run while a `stage` of this target is in progress (a local folder): a
+   * batch file is then streamed from the staged pages straight into its temp file. False when
+   * reads and uploads share one transfer limit (SFTP `maxParallelTransfers`), where a read inside
+   * an upload could wait forever: the file is spooled to a local temp file first.
+   */
+  readonly readsWhileStaging: boolean;
   /** Human-readable location for messages and logs: `/abs/dir` or `sftp://user@host:22/dir`. */
   describe(path: string): string;
   join(dir: string, name: string): string;

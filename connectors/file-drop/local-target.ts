@@ -22,6 +22,7 @@ async function guarded<T>(location: string, work: () => Promise<T>): Promise<T> 
  * A full disk, read-only mount or forbidden folder is reported as such, with the path.
  */
 export class LocalTarget implements FileTarget {
+  readonly readsWhileStaging = true;
   describe(file: string): string {
     return file;
   }
