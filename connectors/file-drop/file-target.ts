@@ -50,6 +50,12 @@ export interface FileTarget {
   /** Atomic move within the target, replacing `to` when it exists. */
   move(from: string, to: string): Promise<void>;
   read(path: string, signal: AbortSignal): Promise<Buffer>;
+  /**
+   * Optional: reads a whole file into `scratch` when it fits (else into a new buffer) and returns
+   * the bytes read — a view valid only until `scratch` is used again. Publishing a batch reads
+   * every staged page; fresh buffers there are freed only when the garbage collector gets to them.
+   */
+  readReusing?(path: string, scratch: Buffer): Promise<Buffer>;
   exists(path: string): Promise<boolean>;
   /** Deletes a file; false when it did not exist. */
   removeIfExists(path: string): Promise<boolean>;

@@ -10,6 +10,8 @@ import { decodeChunk, type ChunkTable, type TableInfo } from './page-chunk.js';
 
 /** Suffix of the staging note saying a batch is fully published (its pages may go). */
 export const PUBLISHED_SUFFIX = '.published';
+/** Buffer the staged pages of a batch are read into, one after the other (a page of 50 loads is ~150 KB); grows to the largest page. */
+const SCRATCH_BYTES = 1024 * 1024;
 
 export interface BatchFile extends TableInfo {
   readonly file: string;
@@ -113,12 +115,22 @@ async function publishTable(request: PublishRequest, table: string, entry: Table
  */
 async function streamTables(request: PublishRequest): Promise<BatchFile[]> {
   const { target, stagingDir, pages } = request;
+  // Each page is consumed (its rows written) before the next is read: one buffer serves them all.
+  let scratch: Buffer = Buffer.allocUnsafe(SCRATCH_BYTES);
+  const read = async (page: string): Promise<ChunkTable[]> => {
+    if (!target.readReusing) return readPage(target, stagingDir, page);
+    const file = target.join(stagingDir, page);
+    const content = await target.readReusing(file, scratch);
+    // A page larger than the buffer came in a new one: keep that for the next pages.
+    if (content.length > scratch.length) scratch = content;
+    return decodeChunk(content, target.describe(file));
+  };
   const tables = new Map<string, TableEntry>();
-  for (const page of pages) noteParts(tables, await readPage(target, stagingDir, page));
+  for (const page of pages) noteParts(tables, await read(page));
   const files: BatchFile[] = [];
   for (const [table, entry] of tables) {
     if (entry.rows === 0) continue;
-    files.push(await publishTable(request, table, entry, tableChunks(table, pages, (page) => readPage(target, stagingDir, page))));
+    files.push(await publishTable(request, table, entry, tableChunks(table, pages, read)));
   }
   return files;
 }
