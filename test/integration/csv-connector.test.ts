@@ -127,7 +127,7 @@ describe('csv connector', () => {
     await flush();
     const [manifest] = await batches();
     const things = await readFile(await lastFile(out, 'things'));
-    expect(rows(things).map((r) => [r.id, r.text.length])).toEqual([['1', 2], ['2', 2], ['3', big.length], ['4', 2]]);
+    expect(rows(things).map((r) => [r.id, r.text!.length])).toEqual([['1', 2], ['2', 2], ['3', big.length], ['4', 2]]);
     expect(things.toString('utf8').match(/^id,/gm)).toHaveLength(1);
     expect(manifest!.files.find((f) => f.table === 'things')).toMatchObject({ rows: 4, bytes: things.length, sha256: createHash('sha256').update(things).digest('hex') });
     expect(rows(await readFile(await lastFile(out, 'thing_parts'))).map((r) => r.id)).toEqual(['1', '1', '2', '2', '3', '3', '4', '4']);
