@@ -55,6 +55,9 @@ async function main(): Promise<void> {
         ['mapping', 'loads', 'seconds', 'records/s', 'requests', 'req/record ÷ min', 'peak RSS MiB', 'delivered'],
         rows.map((r) => [r.mapping, r.loads, fixed(r.seconds, 1), Math.round(r.recordsPerSecond), r.requests, fixed(r.requestsPerRecordRatio, 3), fixed(r.peakRssMiB, 0), r.delivered]),
       ),
+      notes:
+        'Peak RSS is the `freight-sync backfill` child\'s own (`process.resourceUsage().maxRSS` at exit); the simulator runs in the bench process. ' +
+        "Of it, ~53 MiB are file-backed pages (node binary, libraries) and the V8 heap's live part is ~30 MiB; the rest is young-generation space (up to 32 MiB), garbage awaiting collection, and malloc'd buffers.",
     });
   }
 

@@ -133,7 +133,7 @@ export class FileDropSink implements RecordSink {
     const open: OpenBatch = (this.open ??= { name: this.nextBatchName(), pages: [], rows: new Map(), heads: new Map() });
     // The page number only advances once the page is in: a retried write reuses (replaces) it.
     const page = `${open.name}.${String(open.pages.length + 1).padStart(6, '0')}${PAGE_SUFFIX}`;
-    const staged = await target.stage(this.stagingDir, page, encodeChunk(tables), signal);
+    const staged = await target.stage(this.stagingDir, page, inOrder(encodeChunk(tables)), signal);
     try {
       await target.commit(staged);
     } catch (error) {
@@ -239,4 +239,8 @@ export class FileDropSink implements RecordSink {
     if (!mapper) throw new Error(`stream ${stream}: this sink has no mapping for it (it receives: ${[...this.deps.mappings.keys()].join(', ') || 'nothing'})`);
     return mapper;
   }
+}
+
+async function* inOrder(parts: readonly Buffer[]): AsyncGenerator<Buffer> {
+  yield* parts;
 }

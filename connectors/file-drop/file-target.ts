@@ -21,6 +21,13 @@ export interface StagedFile {
  * encoding and publishing rules exist once. Paths are the target's own (POSIX on SFTP).
  */
 export interface FileTarget {
+  /**
+   * True when `read` may run while a `stage` of this target is in progress (a local folder): a
+   * batch file is then streamed from the staged pages straight into its temp file. False when
+   * reads and uploads share one transfer limit (SFTP `maxParallelTransfers`), where a read inside
+   * an upload could wait forever: the file is spooled to a local temp file first.
+   */
+  readonly readsWhileStaging: boolean;
   /** Human-readable location for messages and logs: `/abs/dir` or `sftp://user@host:22/dir`. */
   describe(path: string): string;
   join(dir: string, name: string): string;
@@ -43,6 +50,12 @@ export interface FileTarget {
   /** Atomic move within the target, replacing `to` when it exists. */
   move(from: string, to: string): Promise<void>;
   read(path: string, signal: AbortSignal): Promise<Buffer>;
+  /**
+   * Optional: reads a whole file into `scratch` when it fits (else into a new buffer) and returns
+   * the bytes read — a view valid only until `scratch` is used again. Publishing a batch reads
+   * every staged page; fresh buffers there are freed only when the garbage collector gets to them.
+   */
+  readReusing?(path: string, scratch: Buffer): Promise<Buffer>;
   exists(path: string): Promise<boolean>;
   /** Deletes a file; false when it did not exist. */
   removeIfExists(path: string): Promise<boolean>;

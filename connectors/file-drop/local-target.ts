@@ -22,6 +22,7 @@ async function guarded<T>(location: string, work: () => Promise<T>): Promise<T> 
  * A full disk, read-only mount or forbidden folder is reported as such, with the path.
  */
 export class LocalTarget implements FileTarget {
+  readonly readsWhileStaging = true;
   describe(file: string): string {
     return file;
   }
@@ -90,6 +91,24 @@ export class LocalTarget implements FileTarget {
 
   async read(file: string): Promise<Buffer> {
     return readFile(file);
+  }
+
+  async readReusing(file: string, scratch: Buffer): Promise<Buffer> {
+    const handle = await open(file, 'r');
+    try {
+      const { size } = await handle.stat();
+      const into = size <= scratch.length ? scratch.subarray(0, size) : Buffer.allocUnsafe(size);
+      let at = 0;
+      while (at < size) {
+        const { bytesRead } = await handle.read(into, at, size - at, at);
+        if (bytesRead === 0) break;
+        at += bytesRead;
+      }
+      // Shorter than its size said (truncated meanwhile): what was there.
+      return into.subarray(0, at);
+    } finally {
+      await handle.close();
+    }
   }
 
   async exists(file: string): Promise<boolean> {

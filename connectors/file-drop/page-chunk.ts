@@ -38,11 +38,12 @@ const indexSchema = z.object({
  * A staged page is ONE file holding every table of the page, so it is written and renamed into
  * the staging folder atomically: a page is staged whole or not at all, and a parent row is never
  * staged without its child rows. Layout: a JSON index line (tables, row counts, byte lengths),
- * then each table's head and body bytes in index order.
+ * then each table's head and body bytes in index order. Returned as its parts (staged as a
+ * stream), so the page is never copied into one more buffer.
  */
-export function encodeChunk(tables: readonly ChunkTable[]): Buffer {
+export function encodeChunk(tables: readonly ChunkTable[]): Buffer[] {
   const index = { v: 1, tables: tables.map((t) => ({ table: t.table, streams: t.streams, root: t.root, key: t.key, rows: t.rows, head: t.head.length, body: t.body.length })) };
-  return Buffer.concat([Buffer.from(`${JSON.stringify(index)}\n`, 'utf8'), ...tables.flatMap((t) => [t.head, t.body])]);
+  return [Buffer.from(`${JSON.stringify(index)}\n`, 'utf8'), ...tables.flatMap((t) => [t.head, t.body])];
 }
 
 export function decodeChunk(content: Buffer, where: string): ChunkTable[] {

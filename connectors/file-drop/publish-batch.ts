@@ -1,4 +1,8 @@
-import type { FileTarget } from './file-target.js';
+import { createReadStream } from 'node:fs';
+import { mkdtemp, open as openFile, rm, type FileHandle } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { FileTarget, StagedFile } from './file-target.js';
 import { writeFileAtomic } from './file-target.js';
 import { BATCH_DONE_SUFFIX, BATCH_MANIFEST_SUFFIX, batchDataFileName } from './file-names.js';
 import type { CsvFormat } from './format-options.js';
@@ -6,8 +10,8 @@ import { decodeChunk, type ChunkTable, type TableInfo } from './page-chunk.js';
 
 /** Suffix of the staging note saying a batch is fully published (its pages may go). */
 export const PUBLISHED_SUFFIX = '.published';
-/** Staged pages kept in memory while their batch is assembled; beyond this they are read again per table. */
-const CACHE_BYTES = 64 * 1024 * 1024;
+/** Buffer the staged pages of a batch are read into, one after the other (a page of 50 loads is ~150 KB); grows to the largest page. */
+const SCRATCH_BYTES = 1024 * 1024;
 
 export interface BatchFile extends TableInfo {
   readonly file: string;
@@ -40,29 +44,7 @@ export async function publishBatch(request: PublishRequest): Promise<BatchFile[]
     await removePages(request, publishedNote);
     return [];
   }
-  const read = pageReader(request);
-  const tables = new Map<string, { streams: Set<string>; root: string; key: readonly string[]; rows: number }>();
-  for (const page of pages) {
-    for (const part of await read(page)) {
-      const entry = tables.get(part.table) ?? { streams: new Set<string>(), root: part.root, key: part.key, rows: 0 };
-      for (const stream of part.streams) entry.streams.add(stream);
-      entry.rows += part.rows;
-      tables.set(part.table, entry);
-    }
-  }
-  const files: BatchFile[] = [];
-  for (const [table, entry] of tables) {
-    if (entry.rows === 0) continue;
-    const file = batchDataFileName(batch, table);
-    const staged = await target.stage(directory, file, await tableContent(table, pages, read), new AbortController().signal);
-    try {
-      await target.commit(staged);
-    } catch (error) {
-      await target.discard(staged);
-      throw error;
-    }
-    files.push({ file, table, streams: [...entry.streams].sort(), root: entry.root, key: entry.key, rows: entry.rows, bytes: staged.bytes, sha256: staged.sha256 });
-  }
+  const files = target.readsWhileStaging ? await streamTables(request) : await spoolTables(request);
   await target.syncDir(directory);
   if (files.length > 0) {
     await writeBatchMarker(target, directory, batch, request.marker, files);
@@ -90,37 +72,136 @@ async function removePages(request: PublishRequest, publishedNote: string): Prom
   await target.removeIfExists(publishedNote);
 }
 
+interface TableEntry {
+  readonly streams: Set<string>;
+  readonly root: string;
+  readonly key: readonly string[];
+  rows: number;
+}
+
+/** The batch's tables in order of first appearance, with their streams and row counts. */
+function noteParts(tables: Map<string, TableEntry>, parts: readonly ChunkTable[]): void {
+  for (const part of parts) {
+    const entry = tables.get(part.table) ?? { streams: new Set<string>(), root: part.root, key: part.key, rows: 0 };
+    for (const stream of part.streams) entry.streams.add(stream);
+    entry.rows += part.rows;
+    tables.set(part.table, entry);
+  }
+}
+
+async function readPage(target: FileTarget, stagingDir: string, page: string): Promise<ChunkTable[]> {
+  const file = target.join(stagingDir, page);
+  return decodeChunk(await target.read(file, new AbortController().signal), target.describe(file));
+}
+
+/** Stages `content` as the table's batch file and renames it into the drop. */
+async function publishTable(request: PublishRequest, table: string, entry: TableEntry, content: AsyncIterable<Uint8Array>): Promise<BatchFile> {
+  const { target, directory, batch } = request;
+  const file = batchDataFileName(batch, table);
+  const staged: StagedFile = await target.stage(directory, file, content, new AbortController().signal);
+  try {
+    await target.commit(staged);
+  } catch (error) {
+    await target.discard(staged);
+    throw error;
+  }
+  return { file, table, streams: [...entry.streams].sort(), root: entry.root, key: entry.key, rows: entry.rows, bytes: staged.bytes, sha256: staged.sha256 };
+}
+
 /**
- * The table's file content, assembled before it is staged: a target's reads and uploads share one
- * transfer limit (SFTP `maxParallelTransfers`), so reading pages from inside an upload could wait forever.
+ * A target whose reads may run inside an upload (a local folder): each table's file is streamed
+ * from the staged pages straight into its temp file (hashed on the way, fsync'd, renamed), one
+ * page in memory at a time. The pages are read once to count the rows, then once per table.
  */
-async function tableContent(table: string, pages: readonly string[], read: (page: string) => Promise<ChunkTable[]>): Promise<Buffer> {
-  const parts: Buffer[] = [];
+async function streamTables(request: PublishRequest): Promise<BatchFile[]> {
+  const { target, stagingDir, pages } = request;
+  // Each page is consumed (its rows written) before the next is read: one buffer serves them all.
+  let scratch: Buffer = Buffer.allocUnsafe(SCRATCH_BYTES);
+  const read = async (page: string): Promise<ChunkTable[]> => {
+    if (!target.readReusing) return readPage(target, stagingDir, page);
+    const file = target.join(stagingDir, page);
+    const content = await target.readReusing(file, scratch);
+    // A page larger than the buffer came in a new one: keep that for the next pages.
+    if (content.length > scratch.length) scratch = content;
+    return decodeChunk(content, target.describe(file));
+  };
+  const tables = new Map<string, TableEntry>();
+  for (const page of pages) noteParts(tables, await read(page));
+  const files: BatchFile[] = [];
+  for (const [table, entry] of tables) {
+    if (entry.rows === 0) continue;
+    files.push(await publishTable(request, table, entry, tableChunks(table, pages, read)));
+  }
+  return files;
+}
+
+/** The table's file: the head of its first part with rows, then every part's rows, in page order. */
+async function* tableChunks(table: string, pages: readonly string[], read: (page: string) => Promise<ChunkTable[]>): AsyncGenerator<Buffer> {
+  let started = false;
   for (const page of pages) {
     for (const part of await read(page)) {
       if (part.table !== table || part.rows === 0) continue;
-      if (parts.length === 0) parts.push(part.head);
-      parts.push(part.body);
+      if (!started) {
+        started = true;
+        yield part.head;
+      }
+      yield part.body;
     }
   }
-  return Buffer.concat(parts);
 }
 
-/** Reads staged pages, keeping them in memory up to a budget (a batch has one file per table to build). */
-function pageReader(request: PublishRequest): (page: string) => Promise<ChunkTable[]> {
-  const { target, stagingDir } = request;
-  const cache = new Map<string, ChunkTable[]>();
-  let cached = 0;
-  return async (page) => {
-    const hit = cache.get(page);
-    if (hit) return hit;
-    const path = target.join(stagingDir, page);
-    const content = await target.read(path, new AbortController().signal);
-    const tables = decodeChunk(content, target.describe(path));
-    if (cached + content.length <= CACHE_BYTES) {
-      cache.set(page, tables);
-      cached += content.length;
+/**
+ * A target whose reads and uploads share one transfer limit (SFTP `maxParallelTransfers`):
+ * reading pages from inside an upload could wait forever. The staged pages are downloaded once,
+ * one at a time, and each table's part appended to a local spool file (in the system temp
+ * folder, removed afterwards); then each spool file is uploaded as a stream. Memory holds one
+ * page and the file stream's buffer, whatever the batch's size.
+ */
+async function spoolTables(request: PublishRequest): Promise<BatchFile[]> {
+  const { target, stagingDir, pages } = request;
+  const spoolDir = await mkdtemp(path.join(os.tmpdir(), 'freight-sync-publish-'));
+  const spools = new Map<string, string>();
+  const handles = new Map<string, FileHandle>();
+  try {
+    const tables = new Map<string, TableEntry>();
+    for (const page of pages) {
+      const parts = await readPage(target, stagingDir, page);
+      noteParts(tables, parts);
+      for (const part of parts) {
+        if (part.rows === 0) continue;
+        let handle = handles.get(part.table);
+        if (!handle) {
+          const file = path.join(spoolDir, `${handles.size}.csv`);
+          handle = await openFile(file, 'wx', 0o600);
+          handles.set(part.table, handle);
+          spools.set(part.table, file);
+          await writeAll(handle, part.head);
+        }
+        await writeAll(handle, part.body);
+      }
     }
-    return tables;
-  };
+    for (const [table, handle] of handles) {
+      handles.delete(table);
+      await handle.close();
+    }
+    const files: BatchFile[] = [];
+    for (const [table, entry] of tables) {
+      const file = spools.get(table);
+      if (entry.rows === 0 || !file) continue;
+      files.push(await publishTable(request, table, entry, createReadStream(file)));
+    }
+    return files;
+  } finally {
+    for (const handle of handles.values()) await handle.close().catch(() => undefined);
+    await rm(spoolDir, { recursive: true, force: true });
+  }
+}
+
+async function writeAll(handle: FileHandle, chunk: Buffer): Promise<void> {
+  let offset = 0;
+  while (offset < chunk.length) {
+    const { bytesWritten } = await handle.write(chunk, offset, chunk.length - offset);
+    if (bytesWritten <= 0) throw Object.assign(new Error(`wrote 0 of ${chunk.length - offset} bytes to a spool file`), { code: 'EIO' });
+    offset += bytesWritten;
+  }
 }

@@ -39,6 +39,7 @@ function request<T = void>(start: Start<T>): Promise<T> {
  * downloads run at once.
  */
 export class SftpTarget implements FileTarget {
+  readonly readsWhileStaging = false;
   private readonly transfers: ReturnType<typeof pLimit>;
   private warnedNoFsync = false;
 

@@ -2,7 +2,10 @@
 import { describeError } from '../util/errors.js';
 import { scrubSecrets } from '../util/secrets.js';
 import { EXIT_WORK_FAILED } from './exit-codes.js';
+import { limitHeapGrowth } from './heap-growth.js';
 import { main } from './main.js';
+
+limitHeapGrowth();
 
 // Benchmarks read the process's peak memory from this line (resourceUsage reports KiB on Linux).
 if (process.env.FREIGHT_SYNC_REPORT_RSS === '1') {

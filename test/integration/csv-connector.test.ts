@@ -118,6 +118,21 @@ describe('csv connector', () => {
     }
   });
 
+  it('streams a batch file from its pages, small and large (a page bigger than the read buffer), byte for byte as staged', async () => {
+    const { write, flush, batches, out } = await setup();
+    const big = 'x'.repeat(1_500_000);
+    await write(batchOf('things', 's-1', [thing('1'), thing('2')]));
+    await write(batchOf('things', 's-2', [thing('3', { text: big })]));
+    await write(batchOf('things', 's-3', [thing('4')]));
+    await flush();
+    const [manifest] = await batches();
+    const things = await readFile(await lastFile(out, 'things'));
+    expect(rows(things).map((r) => [r.id, r.text!.length])).toEqual([['1', 2], ['2', 2], ['3', big.length], ['4', 2]]);
+    expect(things.toString('utf8').match(/^id,/gm)).toHaveLength(1);
+    expect(manifest!.files.find((f) => f.table === 'things')).toMatchObject({ rows: 4, bytes: things.length, sha256: createHash('sha256').update(things).digest('hex') });
+    expect(rows(await readFile(await lastFile(out, 'thing_parts'))).map((r) => r.id)).toEqual(['1', '1', '2', '2', '3', '3', '4', '4']);
+  });
+
   it('never writes a header-only file: a table without rows in the batch has no file', async () => {
     const { publish, list, batches } = await setup();
     await publish(batchOf('things', 'n', [thing('1', { parts: [] })]));

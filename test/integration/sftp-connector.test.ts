@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readdir, readFile, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
@@ -65,6 +66,21 @@ describe.skipIf(!available)('sftp connector against a real sshd', () => {
     expect(text.startsWith('id,text,_op,_updated_at,_synced_at,_run_id\r\n')).toBe(true);
     expect(rows(text)).toEqual([expect.objectContaining({ id: '1', text: 't1' }), expect.objectContaining({ id: '2' }), expect.objectContaining({ id: '1', text: 'changed', _op: 'upsert' })]);
     expect(rows(await readFile(await file(dir, '-thing_parts.csv'))).map((r) => r.part)).toEqual(['a', 'b', 'a', 'b', 'a', 'b']);
+  });
+
+  it('publishes a batch of several pages and tables with one transfer at a time (pages spooled locally, never read inside an upload)', async () => {
+    const dir = fresh();
+    const sftp = track(await createSftp(sftpOptions(sshd, { remoteDir: dir, maxParallelTransfers: 1 })));
+    for (const i of [1, 2, 3]) await sftp.sink!.write(batchOf('things', `p-${i}`, [thing(String(i)), thing(String(i + 10))]), never());
+    await sftp.sink!.flush!(never());
+    expect(untimed(await list(dir))).toEqual(['000001-thing_parts.csv', '000001-things.csv', '000001.manifest.json']);
+    expect(await staged(dir)).toEqual([]);
+    const things = await readFile(await file(dir, '-things.csv'));
+    expect(things.toString('utf8').match(/^id,/gm)).toHaveLength(1);
+    expect(rows(things).map((r) => r.id)).toEqual(['1', '11', '2', '12', '3', '13']);
+    const manifest = JSON.parse(await readFile(await file(dir, '.manifest.json'), 'utf8'));
+    expect(manifest.files).toContainEqual(expect.objectContaining({ table: 'things', rows: 6, bytes: things.length, sha256: createHash('sha256').update(things).digest('hex') }));
+    expect(manifest.files).toContainEqual(expect.objectContaining({ table: 'thing_parts', rows: 12 }));
   });
 
   it('publishes at close, and a batch left staged on the server (kill -9) at the next start', async () => {
