@@ -101,3 +101,14 @@ export async function collectTruth(sim: SimulatorHandle, resource: Parameters<Si
   for await (const record of sim.truth(resource)) out.push(record);
   return out;
 }
+
+/** A token pair from the simulator, as a user pastes one from the developer settings (§5). */
+export async function issuePair(handle: SimulatorHandle): Promise<{ accessToken: string; refreshToken: string }> {
+  const response = await fetch(`${handle.baseUrl}/retrieve-token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ clientId: handle.options.clientId, clientSecret: handle.options.clientSecret }),
+  });
+  const issued = (await response.json()) as { data: { access_token: string; refresh_token: string } };
+  return { accessToken: issued.data.access_token, refreshToken: issued.data.refresh_token };
+}

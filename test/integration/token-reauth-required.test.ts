@@ -6,7 +6,7 @@ import { parseConfig } from '../../src/config/parse-config.js';
 import type { SimulatorHandle } from '../../src/simulator/index.js';
 import { runCli } from '../helpers/cli-process.js';
 import { freePort, opsUrl, startDaemon, type RunningDaemon } from '../helpers/daemon-harness.js';
-import { startSim, tempDir } from '../helpers/pull-harness.js';
+import { startSim, tempDir, issuePair } from '../helpers/pull-harness.js';
 
 /**
  * Issue 11, item 4: an account whose token is truly lost — brokerage with only a pre-issued token
@@ -22,16 +22,6 @@ afterEach(async () => {
   await sim?.close();
   sim = undefined;
 });
-
-async function issuePair(handle: SimulatorHandle): Promise<{ accessToken: string; refreshToken: string }> {
-  const response = await fetch(`${handle.baseUrl}/retrieve-token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ clientId: handle.options.clientId, clientSecret: handle.options.clientSecret }),
-  });
-  const issued = (await response.json()) as { data: { access_token: string; refresh_token: string } };
-  return { accessToken: issued.data.access_token, refreshToken: issued.data.refresh_token };
-}
 
 function rawConfig(handle: SimulatorHandle, pair: { accessToken: string; refreshToken: string }, listen: string): Record<string, unknown> {
   return {

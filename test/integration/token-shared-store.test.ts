@@ -11,7 +11,7 @@ import { SqlTokenStore } from '../../src/state/stores/token-store.js';
 import type { SimulatorHandle } from '../../src/simulator/index.js';
 import { silentLogger } from '../../src/util/logger.js';
 import { runCli } from '../helpers/cli-process.js';
-import { startSim, tempDir } from '../helpers/pull-harness.js';
+import { startSim, tempDir, issuePair } from '../helpers/pull-harness.js';
 import { dropPostgresSchema, postgresStateLocation, postgresUrlForTests, stateDialects } from '../helpers/state-db.js';
 
 /**
@@ -31,16 +31,6 @@ afterEach(async () => {
 
 const DIALECTS = await stateDialects();
 const POSTGRES = await postgresUrlForTests();
-
-async function issuePair(handle: SimulatorHandle): Promise<{ accessToken: string; refreshToken: string }> {
-  const response = await fetch(`${handle.baseUrl}/retrieve-token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ clientId: handle.options.clientId, clientSecret: handle.options.clientSecret }),
-  });
-  const issued = (await response.json()) as { data: { access_token: string; refresh_token: string } };
-  return { accessToken: issued.data.access_token, refreshToken: issued.data.refresh_token };
-}
 
 describe('tokens shared by several processes through the state store', () => {
   it.each(DIALECTS)('brokerage: two clients on one %s state refresh one at a time and never use a rotated-away refresh token', async (dialect) => {
