@@ -55,7 +55,14 @@ export function indexName(spec: TableSpec, suffix: string): string {
 export async function createIndex(db: AnyDb, ctx: StatementContext, spec: TableSpec, index: NonNullable<TableSpec['indexes']>[number]): Promise<void> {
   let create = db.schema.createIndex(indexName(spec, index.suffix)).on(qualified(ctx, spec.name)).columns([...index.columns]);
   if (ctx.dialect === 'postgres' || ctx.dialect === 'sqlite') create = create.ifNotExists();
-  await create.execute();
+  try {
+    await create.execute();
+  } catch (error) {
+    // MySQL has no CREATE INDEX IF NOT EXISTS: replicas starting together race to create the same
+    // index, and the loser's ER_DUP_KEYNAME (1061) only says the index it wanted exists.
+    if (ctx.dialect === 'mysql' && (error as { errno?: number }).errno === 1061) return;
+    throw error;
+  }
 }
 
 /** The CREATE TABLE statement alone (compiled in tests for SQL Server). */
