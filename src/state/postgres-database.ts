@@ -40,6 +40,11 @@ export async function openPostgresStateDatabase(location: PostgresLocation, opti
   await ensureSchema(new Pool({ ...base, max: 1 }), location);
   const pool: Pool = new Pool({ ...base, max: location.poolSize, options: `-c search_path=${location.schema}` });
   pool.on('error', (error) => options.onIdleError?.(error));
+  // pg-pool removes its listener from a client while it is checked out (a transaction between
+  // statements): a backend terminated then (pg_terminate_backend, a server restart) emitted an
+  // unhandled 'error' and killed the process. The statement in flight, or the next one, fails
+  // instead, and the pool discards the broken client on release.
+  pool.on('connect', (client) => client.on('error', (error) => options.onIdleError?.(error)));
   return new Kysely<StateTables>({ dialect: new CurrentSchemaPostgresDialect({ pool }) });
 }
 
