@@ -43,7 +43,7 @@ export class StateMonitor {
   private busy = false;
   private lastEpoch = -1;
   private lastHolder: string | null | undefined;
-  private readonly highest = new Map<string, { at: string; ms: number }>();
+  private readonly previous = new Map<string, { at: string; ms: number }>();
   private readonly distinct = new Map<string, Set<string>>();
   readonly result: MonitorResult = { samples: 0, epochs: [], epochRegressions: [], handsWithoutEpoch: [], checkpointRegressions: [], streams: new Map() };
 
@@ -80,9 +80,10 @@ export class StateMonitor {
         const at = cursorTime(row.cursor);
         const ms = at === undefined ? NaN : Date.parse(at);
         if (Number.isNaN(ms)) continue;
-        const before = this.highest.get(row.stream);
+        // Against the previous sample: a cursor moved back counts once, not in every later sample.
+        const before = this.previous.get(row.stream);
         if (before && ms < before.ms) this.result.checkpointRegressions.push(`${row.stream}: ${before.at} → ${at}`);
-        if (!before || ms > before.ms) this.highest.set(row.stream, { at: at!, ms });
+        this.previous.set(row.stream, { at: at!, ms });
         const set = this.distinct.get(row.stream) ?? new Set<string>();
         set.add(at!);
         this.distinct.set(row.stream, set);
