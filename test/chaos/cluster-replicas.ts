@@ -31,6 +31,8 @@ export interface ReplicaSetOptions {
   env: Record<string, string>;
   ports: Array<{ http: number; webhook: number }>;
   logLevel: string;
+  /** Starts one CLI process; default `startCli` (the bench passes its own, for the built CLI's path under dist/). */
+  start?: typeof startCli;
 }
 
 export class ReplicaSet {
@@ -50,7 +52,7 @@ export class ReplicaSet {
 
   private spawn(replica: Replica): void {
     replica.appName = `chaos-r${replica.index}-g${replica.generation}`;
-    replica.run = startCli(['run', '-c', this.options.configFile, '--log-level', this.options.logLevel], {
+    replica.run = (this.options.start ?? startCli)(['run', '-c', this.options.configFile, '--log-level', this.options.logLevel], {
       env: {
         ...this.options.env,
         PGAPPNAME: replica.appName,
