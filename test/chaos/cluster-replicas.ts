@@ -176,6 +176,8 @@ export interface Failover {
   claimMs?: number;
   /** From the signal to the first checkpoint committed after it (commit audit, database clock). */
   commitMs?: number;
+  /** When no commit followed the claim: what the database connections were doing. */
+  stall?: string;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -210,6 +212,14 @@ export async function measureFailover(
     );
     if (rows[0]?.at_ms) failover.commitMs = Number(rows[0].at_ms) - signalledAtMs;
     else await sleep(50);
+  }
+  if (failover.claimMs !== undefined && failover.commitMs === undefined && failover.newHolder) {
+    // What the new holder's connections are doing when it does not commit (diagnosis).
+    const pid = holderPid(failover.newHolder);
+    const { rows } = await client.query<{ app: string; state: string; wait: string | null; query: string }>(
+      `select application_name as app, state, coalesce(wait_event_type || ':' || wait_event, '') as wait, left(query, 60) as query from pg_stat_activity where application_name like 'chaos-r%' and state <> 'idle'`,
+    );
+    failover.stall = `new holder pid ${pid}; busy backends: ${rows.map((r) => `${r.app} ${r.state} ${r.wait} «${r.query.replace(/\s+/g, ' ')}»`).join('; ') || 'none'}`;
   }
   return failover;
 }

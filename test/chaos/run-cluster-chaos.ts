@@ -202,6 +202,7 @@ export async function runClusterChaos(options: ClusterChaosOptions, print: (line
         await sleep(2_000);
         record.detail = `${n} backend(s) terminated; ${alive(victim) ? 'replica still running' : 'replica EXITED'}`;
       }
+      if (record.failover?.stall) record.detail += `; NO checkpoint commit: ${record.failover.stall}`;
       actions.push(record);
       const f = record.failover;
       print(`  ${record.n}/${plan.length} ${action} ${record.victim} (epoch ${epoch})${f ? `: claimed by another replica after ${f.claimMs ?? '—'} ms (epoch ${f.newEpoch ?? '—'}), first checkpoint commit after ${f.commitMs ?? '—'} ms` : ''}${record.detail ? `; ${record.detail}` : ''}`);
