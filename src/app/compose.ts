@@ -85,7 +85,13 @@ export async function openApp(loaded: LoadedConfig, options: OpenAppOptions): Pr
     const streams = resolveStreams(config, options.streams);
     const stateLocation = stateLocationOf(config.state);
     const stateLogger = options.logger.child({ component: 'state' });
-    const db = await openState(stateLocation, { onIdleError: (error) => stateLogger.warn({ err: error }, 'a pooled state database connection failed; it is replaced on the next query') });
+    const db = await openState(stateLocation, {
+      onIdleError: (error) => stateLogger.warn({ err: error }, 'a pooled state database connection failed; it is replaced on the next query'),
+      // A replica frozen inside a fenced transaction (GC pause, SIGSTOP, a paused VM) keeps its FOR SHARE
+      // lock on the lease row, and claimers skip locked rows: the account could never fail over.
+      // The server ends such a session after the lease TTL (its commit would be refused by then anyway).
+      idleInTransactionTimeoutMs: config.cluster.leaseTtlMs,
+    });
     cleanups.push(() => db.destroy());
     await migrateToLatest(db, { location: describeStateLocation(stateLocation) });
     const stores = createStores(db);

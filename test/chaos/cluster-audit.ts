@@ -65,11 +65,12 @@ export async function checkCommitAudit(client: pg.Client, pidByApp: ReadonlyMap<
   const lastEpoch = new Map<string, number>();
   for (const row of rows) {
     const pid = pidByApp.get(row.app);
+    if (row.tbl === 'runs') {
+      // Unfenced by design: counted, not judged (nor in the epoch order below).
+      if (pid === undefined || holderPid(row.holder) !== pid) result.unfencedByNonHolder += 1;
+      continue;
+    }
     if (pid === undefined || holderPid(row.holder) !== pid) {
-      if (row.tbl === 'runs') {
-        result.unfencedByNonHolder += 1;
-        continue;
-      }
       result.staleCommits += 1;
       result.examples.push(`${row.app} (pid ${pid}) ${row.op} ${row.tbl} at ${row.at.toISOString()} while the holder was ${row.holder ?? 'nobody'} (epoch ${row.epoch})`);
     }
