@@ -22,5 +22,5 @@ describe.skipIf(!postgres)(`cluster chaos, short form (seed ${seed})`, () => {
     expect(report.secrets).toEqual([]);
     expect(report.ok, report.table).toBe(true);
     for (const a of report.actions.filter((x) => x.failover)) expect(a.failover!.claimMs, `${a.action} ${a.victim}`).toBeLessThanOrEqual(options.leaseTtlMs + options.claimIntervalMs + 1000);
-  }, 300_000);
+  }, 480_000);
 });
