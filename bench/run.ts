@@ -11,6 +11,7 @@ import { benchBackfill, type BackfillBenchResult } from './pull-backfill.js';
 import { benchWebhookEventsSteady, type WebhookEventsPass } from './webhook-events-steady.js';
 import { benchWebhookBurst, benchWebhookLatency } from './webhook-latency.js';
 import { benchCpuPerPage, describeCpuCase } from './cpu-per-page.js';
+import { benchFailover } from './failover.js';
 
 /**
  * `npm run bench`: every benchmark of the project in one table, printed and saved to
@@ -196,6 +197,34 @@ async function main(): Promise<void> {
       title: 'Steady state: webhookEvents requests per incremental pass ÷ minimum (ceil(new events / 50) + 1), default window settings, mutator between passes (goal ≤ 1.05; at most minimum + 1)',
       table: renderTable(['variant', 'new events', 'requests', 'minimum', 'ratio'], rows.map((r) => [r.variant, r.newEvents, r.requests, r.minimum, fixed(r.requests / r.minimum)])),
       notes: 'Brokerage lists a window in one answer without paging, so its pass is one request whatever changed.',
+    });
+  }
+
+  if (wanted('failover')) {
+    const kills = quick ? 3 : 5;
+    const leaseTtlMs = 4000;
+    const claimIntervalMs = 1000;
+    log(`failover: 3 replicas on PostgreSQL state, ${kills} SIGKILLs of the lease holder, lease TTL ${leaseTtlMs} ms, claim every ${claimIntervalMs} ms …`);
+    const r = await benchFailover({ replicas: 3, kills, leaseTtlMs, claimIntervalMs });
+    const stat = (values: Array<number | undefined>) => {
+      const v = values.filter((x): x is number => x !== undefined).sort((a, b) => a - b);
+      return v.length === 0 ? ['n/a', 'n/a', 'n/a'] : [v[0]!, v[Math.floor((v.length - 1) / 2)]!, v[v.length - 1]!];
+    };
+    const goal = leaseTtlMs + claimIntervalMs;
+    const claims = r.failovers.map((f) => f.claimMs);
+    sections.push({
+      title: `Failover: SIGKILL of the lease holder → account worked elsewhere, 3 replicas, lease TTL ${leaseTtlMs} ms, claim interval ${claimIntervalMs} ms (goal: claimed ≤ TTL + claim interval = ${goal} ms)`,
+      table:
+        renderTable(['measure', 'kills', 'min ms', 'median ms', 'max ms', 'within goal'], [
+          ['claimed by another replica', claims.length, ...stat(claims), `${claims.filter((c) => c !== undefined && c <= goal).length}/${claims.length}`],
+          ['first checkpoint committed', r.failovers.length, ...stat(r.failovers.map((f) => f.commitMs)), '—'],
+        ]) +
+        '\n' +
+        renderTable(['kill', 'old epoch', 'new epoch', 'claimed ms', 'first checkpoint ms'], r.failovers.map((f, i) => [i + 1, f.oldEpoch, f.newEpoch ?? '—', f.claimMs ?? '—', f.commitMs ?? '—'])),
+      notes:
+        'Times on the database clock: the signal is timed with clock_timestamp() just before SIGKILL; the claim is the first poll (every 50 ms) of account_leases showing a greater epoch held by another process; ' +
+        'the first checkpoint is the earliest commit to `checkpoints` after the kill, recorded by a statement trigger (test/chaos/cluster-audit.ts). The scheduler runs loads every 2 s, so the commit adds up to one tick after the claim. ' +
+        'The killed replica is restarted after each measurement (as a standby). Alone: `npm run build && node dist/bench/run.js --only=failover`.',
     });
   }
 

@@ -59,6 +59,10 @@ async function postgresDialect(options: SqlOptions): Promise<Dialect> {
   });
   // An idle client losing its connection emits on the pool; unhandled, it would crash the daemon.
   pool.on('error', () => undefined);
+  // A client checked out of the pool (inside a transaction, between statements) has no pool
+  // listener (pg-pool removes it on checkout): a terminated backend then crashed the daemon.
+  // Its statement fails anyway and the pool discards the broken client on release.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return new PostgresDialect({ pool });
 }
 

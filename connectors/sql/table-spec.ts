@@ -44,7 +44,15 @@ export function derivedName(prefix: string, table: string, suffix = ''): string 
  * only from constants and validated `sqlType` hints; names are quoted by Kysely.
  */
 export async function createTable(db: AnyDb, ctx: StatementContext, spec: TableSpec): Promise<void> {
-  await createTableQuery(db, ctx, spec).execute();
+  try {
+    await createTableQuery(db, ctx, spec).execute();
+  } catch (error) {
+    // PostgreSQL's CREATE TABLE IF NOT EXISTS is not safe against a concurrent creator (replicas
+    // starting together): the loser fails on the catalog's unique index (23505) or, later, with
+    // 42P07. Either way the table exists now.
+    const code = (error as { code?: string }).code;
+    if (!(ctx.dialect === 'postgres' && (code === '23505' || code === '42P07'))) throw error;
+  }
   for (const index of spec.indexes ?? []) await createIndex(db, ctx, spec, index);
 }
 
@@ -55,7 +63,16 @@ export function indexName(spec: TableSpec, suffix: string): string {
 export async function createIndex(db: AnyDb, ctx: StatementContext, spec: TableSpec, index: NonNullable<TableSpec['indexes']>[number]): Promise<void> {
   let create = db.schema.createIndex(indexName(spec, index.suffix)).on(qualified(ctx, spec.name)).columns([...index.columns]);
   if (ctx.dialect === 'postgres' || ctx.dialect === 'sqlite') create = create.ifNotExists();
-  await create.execute();
+  try {
+    await create.execute();
+  } catch (error) {
+    // MySQL has no CREATE INDEX IF NOT EXISTS: replicas starting together race to create the same
+    // index, and the loser's ER_DUP_KEYNAME (1061) only says the index it wanted exists.
+    // PostgreSQL's IF NOT EXISTS has the same race (23505 on the catalog, or 42P07).
+    if (ctx.dialect === 'mysql' && (error as { errno?: number }).errno === 1061) return;
+    if (ctx.dialect === 'postgres' && ['23505', '42P07'].includes(String((error as { code?: string }).code))) return;
+    throw error;
+  }
 }
 
 /** The CREATE TABLE statement alone (compiled in tests for SQL Server). */

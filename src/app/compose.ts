@@ -22,6 +22,7 @@ import { createOutboundEngine, outboundSources, type OutboundEngine } from '../o
 import { outboundService } from '../outbound/outbound-service.js';
 import type { DeliveryHooks } from '../sync/delivery-hooks.js';
 import type { StreamRunDeps, StreamRunSummary } from '../sync/stream-runner.js';
+import { flushSinks } from '../sync/sink-ack.js';
 import type { Logger } from '../util/logger.js';
 import { webhookProcessingService, webhookReceiverService } from '../webhooks/webhook-service.js';
 import type { WebhookProcessor } from '../webhooks/processor.js';
@@ -85,7 +86,13 @@ export async function openApp(loaded: LoadedConfig, options: OpenAppOptions): Pr
     const streams = resolveStreams(config, options.streams);
     const stateLocation = stateLocationOf(config.state);
     const stateLogger = options.logger.child({ component: 'state' });
-    const db = await openState(stateLocation, { onIdleError: (error) => stateLogger.warn({ err: error }, 'a pooled state database connection failed; it is replaced on the next query') });
+    const db = await openState(stateLocation, {
+      onIdleError: (error) => stateLogger.warn({ err: error }, 'a pooled state database connection failed; it is replaced on the next query'),
+      // A replica frozen inside a fenced transaction (GC pause, SIGSTOP, a paused VM) keeps its FOR SHARE
+      // lock on the lease row, and claimers skip locked rows: the account could never fail over.
+      // The server ends such a session after the lease TTL (its commit would be refused by then anyway).
+      idleInTransactionTimeoutMs: config.cluster.leaseTtlMs,
+    });
     cleanups.push(() => db.destroy());
     await migrateToLatest(db, { location: describeStateLocation(stateLocation) });
     const stores = createStores(db);
@@ -373,6 +380,10 @@ function tenureServices(app: AppContext, options: DaemonOptions, tenure: Current
     { streams: app.streams, runDeps: app.deps, sinksFor: (s) => app.sinksFor(s), logger: app.logger },
     { stopSignal: options.stopSignal, abortSignal: options.abortSignal, runOnStart: options.runOnStart, onRun: options.onRun },
   );
+  // First to start, last to stop: when a tenure ends (lease lost, or a drain) the sinks publish what
+  // they staged and let go of their writer locks. A file drop's lock held by a live replica that
+  // lost the lease kept the new holder waiting for it forever (cluster chaos, SIGSTOP/SIGCONT).
+  services.push(sinkReleaseService(app));
   const reconcileResults = new ReconcileResults();
   // Started before the services that change state (it stops after them).
   const notifications = composeNotifications(app, { stopSignal: options.stopSignal, abortSignal: options.abortSignal, reconcile: reconcileResults });
@@ -492,4 +503,20 @@ async function apiReady(app: AppContext, signal: AbortSignal): Promise<void> {
   }
   app.apiReachability.assertReachable(windowMs);
   await app.client.tokens.accessToken(signal);
+}
+
+/** Publishes the sinks' staged writes and releases their locks when the tenure's services stop. */
+function sinkReleaseService(app: AppContext): DaemonService {
+  let stopped!: () => void;
+  const loops = new Promise<void>((resolve) => (stopped = resolve));
+  return {
+    name: 'sink-release',
+    start: async () => ({ loops }),
+    async stop() {
+      const sinks = [...new Map(app.streams.flatMap((s) => app.sinksFor(s)).map((n) => [n.name, n] as const)).values()];
+      // Bounded: a sink waiting on another process must not keep this replica from standing by.
+      for (const failure of await flushSinks(sinks, AbortSignal.timeout(app.config.cluster.leaseTtlMs))) app.logger.warn(failure);
+      stopped();
+    },
+  };
 }

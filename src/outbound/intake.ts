@@ -132,6 +132,10 @@ export class Intake {
           : await resolveParties(item.command, this.deps.stores.directory, codes);
       return resolved.ok ? { ref: item.ref, command: resolved.command } : { ref: item.ref, error: resolved.error };
     } catch (error) {
+      // A driver or system error (it carries a `code`: the state database's connection terminated,
+      // ECONNRESET) says nothing about the request: the unit is left for the next poll instead of
+      // rejecting the request for good (cluster chaos: pg_terminate_backend failed two creates).
+      if ((error as { code?: unknown } | null)?.code !== undefined) throw error;
       return { ref: item.ref, error: `could not read the request: ${describeError(error)}` };
     }
   }

@@ -15,6 +15,11 @@ export interface OpenPostgresOptions {
    * pool drops the connection and opens a new one on the next query, so it is only reported.
    */
   onIdleError?: (error: Error) => void;
+  /**
+   * The server ends a session left idle inside a transaction this long (its locks freed), so a
+   * frozen process cannot hold the lease row's lock forever. Unset: PostgreSQL's setting.
+   */
+  idleInTransactionTimeoutMs?: number;
 }
 
 const BIGINT_OID = 20;
@@ -38,8 +43,14 @@ export async function openPostgresStateDatabase(location: PostgresLocation, opti
   };
   const base: PoolConfig = { connectionString: location.url, connectionTimeoutMillis: 10_000, types };
   await ensureSchema(new Pool({ ...base, max: 1 }), location);
-  const pool: Pool = new Pool({ ...base, max: location.poolSize, options: `-c search_path=${location.schema}` });
+  const idleTimeout = options.idleInTransactionTimeoutMs === undefined ? '' : ` -c idle_in_transaction_session_timeout=${Math.max(1, Math.trunc(options.idleInTransactionTimeoutMs))}`;
+  const pool: Pool = new Pool({ ...base, max: location.poolSize, options: `-c search_path=${location.schema}${idleTimeout}` });
   pool.on('error', (error) => options.onIdleError?.(error));
+  // pg-pool removes its listener from a client while it is checked out (a transaction between
+  // statements): a backend terminated then (pg_terminate_backend, a server restart) emitted an
+  // unhandled 'error' and killed the process. The statement in flight, or the next one, fails
+  // instead, and the pool discards the broken client on release.
+  pool.on('connect', (client) => client.on('error', (error) => options.onIdleError?.(error)));
   return new Kysely<StateTables>({ dialect: new CurrentSchemaPostgresDialect({ pool }) });
 }
 

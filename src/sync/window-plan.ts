@@ -21,7 +21,10 @@ export function runRange(plan: RunPlan, highWater: string | null | undefined, cl
   const initial = toMs(plan.initialFrom) ?? 0;
   const high = toMs(highWater ?? null);
   const from = high === null ? initial : Math.max(initial, high - plan.lookbackMs);
-  return { from: iso(from), to: iso(Math.max(from, latestSafe)) };
+  // Never before the checkpoint: another replica's clock estimate (a lower bound, lower still when
+  // its first answers were read late) put it there, and a range ending earlier would move the
+  // checkpoint back (found by the cluster chaos run). The lookback is re-read either way.
+  return { from: iso(from), to: iso(Math.max(from, latestSafe, high ?? from)) };
 }
 
 /**

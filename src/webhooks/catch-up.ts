@@ -71,7 +71,9 @@ export async function catchUp(options: CatchUpOptions, signal: AbortSignal): Pro
     // Brokerage has no paging on this endpoint: one answer is the whole window.
     if (client.variant !== 'main' || page.items.length < PAGE) break;
   }
-  await checkpoints.set(CATCH_UP_KEY, { readUpTo: to }, catchUpCursor);
+  // Never backwards: a replica that took over before its clock learned the API's offset reads
+  // up to an earlier `to` than the previous holder recorded (found by the cluster chaos run).
+  await checkpoints.set(CATCH_UP_KEY, { readUpTo: latest(to, stored?.readUpTo ?? null) ?? to }, catchUpCursor);
   return { from, to, read, stored: storedCount };
 }
 

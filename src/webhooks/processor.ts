@@ -132,7 +132,9 @@ export class WebhookProcessor {
 
   /** One batch of due events (every due event of the `batchSize` longest-waiting loads); returns how many rows it took. */
   async processDue(signal: AbortSignal): Promise<number> {
-    const now = new Date().toISOString();
+    // The server's clock, as the receiver and the catch-up stamp `next_attempt_at` (received_at):
+    // with this process's clock, an API clock running ahead delayed every event by the offset.
+    const now = this.deps.client.clock.now().toISOString();
     const rows = await this.inbox.due(this.options.batchSize, now);
     if (rows.length === 0) return 0;
     const errors = new Map<number, string>();
@@ -250,7 +252,7 @@ export class WebhookProcessor {
   }
 
   private async settle(rows: InboxRow[], items: Item[], errors: Map<number, string>): Promise<void> {
-    const now = new Date();
+    const now = this.deps.client.clock.now();
     const family = new Map(items.map((i) => [i.row.id, i.event.family]));
     const done = rows.filter((r) => !errors.has(r.id));
     await this.inbox.markDone(done.map((r) => r.id), now.toISOString());

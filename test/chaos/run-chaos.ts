@@ -48,23 +48,7 @@ export async function runChaos(options: ChaosOptions, print: (line: string) => v
   const logFile = path.join(dir, 'daemon-output.log');
   print(`chaos ${options.label}: seed ${options.seed} (replay with CHAOS_SEED=${options.seed}), ${options.kills} kills, ${options.loads} loads, work dir ${dir}`);
   const clientSecret = `chaos-secret-${randomBytes(12).toString('hex')}`;
-  const sim = await startSimulator({
-    variant: options.variant,
-    seed: options.seed % 1_000_000,
-    loads: options.loads,
-    customers: 60,
-    consignees: 40,
-    bills: 300,
-    supportMoves: 200,
-    clientId: 'chaos-client',
-    clientSecret,
-    accessTokenTtlMs: options.accessTokenTtlMs,
-    rateLimit: { requestsPerSecond: options.serverRps, burst: Math.max(2, Math.round(options.serverRps / 4)) },
-    faults: { rate: options.faultRate, kinds: ['500', '502', '503', 'html', 'drop', 'truncated'], slowMs: 100 },
-    ambiguousCreateRate: options.ambiguousCreateRate,
-    clockOffsetMs: options.clockOffsetMs,
-    mutator: { enabled: true, intervalMs: 250, perTick: 3 },
-  });
+  const sim = await startSimulator(chaosSimulatorOptions(options, clientSecret));
   const sinkSet = await prepareSinks(dir, options.label.replace(/\W/g, '_'));
   const problems: string[] = [];
   const tokens = new Set<string>();
@@ -171,8 +155,29 @@ export async function runChaos(options: ChaosOptions, print: (line: string) => v
   }
 }
 
+/** The simulator of a chaos run: mutator, faults, 429s, short tokens, ambiguous creates, clock skew. */
+export function chaosSimulatorOptions(options: ChaosOptions, clientSecret: string): Parameters<typeof startSimulator>[0] {
+  return {
+    variant: options.variant,
+    seed: options.seed % 1_000_000,
+    loads: options.loads,
+    customers: 60,
+    consignees: 40,
+    bills: 300,
+    supportMoves: 200,
+    clientId: 'chaos-client',
+    clientSecret,
+    accessTokenTtlMs: options.accessTokenTtlMs,
+    rateLimit: { requestsPerSecond: options.serverRps, burst: Math.max(2, Math.round(options.serverRps / 4)) },
+    faults: { rate: options.faultRate, kinds: ['500', '502', '503', 'html', 'drop', 'truncated'], slowMs: 100 },
+    ambiguousCreateRate: options.ambiguousCreateRate,
+    clockOffsetMs: options.clockOffsetMs,
+    mutator: { enabled: true, intervalMs: 250, perTick: 3 },
+  };
+}
+
 /** A live customer and consignee to name in every create (by API id). */
-async function pickParties(sim: SimulatorHandle): Promise<{ caller: string; shipper: string; consignee: string }> {
+export async function pickParties(sim: SimulatorHandle): Promise<{ caller: string; shipper: string; consignee: string }> {
   const first = async (resource: 'customers' | 'consignees') => {
     for await (const r of sim.truth(resource)) if (r['isDeleted'] !== true && typeof r['_id'] === 'string') return r['_id'];
     throw new Error(`the simulator has no ${resource}`);
@@ -214,7 +219,7 @@ async function waitUntil(done: () => boolean, run: CliChild, ms: number): Promis
 }
 
 /** Every inbox file moved out of the inbox and processing folders, every staging row final. */
-function outboundSettled(inboxDir: string, hasInbox: boolean, sqliteFile: string | undefined): boolean {
+export function outboundSettled(inboxDir: string, hasInbox: boolean, sqliteFile: string | undefined): boolean {
   if (hasInbox) {
     const pending = (sub: string) => {
       const d = path.join(inboxDir, sub);

@@ -42,6 +42,15 @@ describe('runRange (incremental)', () => {
     expect(range.from).toBe(high);
     expect(range.to).toBe(high);
   });
+
+  it('never ends before the checkpoint another replica wrote with a clock estimate ahead of ours', () => {
+    // Replica A's estimate put the checkpoint 10 s past what ours allows (now − lag): the range
+    // re-reads the lookback and ends AT the checkpoint, so completing it cannot move it back.
+    const high = at(SERVER_NOW - 60_000 + 10_000);
+    const range = runRange(plan({ safetyLagMs: 60_000, lookbackMs: 5 * 60_000 }), high, api().asClient());
+    expect(range.from).toBe(at(SERVER_NOW - 60_000 + 10_000 - 5 * 60_000));
+    expect(range.to).toBe(high);
+  });
 });
 
 describe('runRange (backfill)', () => {

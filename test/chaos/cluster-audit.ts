@@ -1,0 +1,86 @@
+import type pg from 'pg';
+import { holderPid } from './cluster-replicas.js';
+
+/**
+ * The commit audit of the cluster chaos run: statement triggers on the tables the account's work
+ * writes (checkpoints, runs, webhook inbox settlements, outbox) append one row per statement to
+ * `chaos_commits`: the writer's application_name (one per replica process, PGAPPNAME), and the
+ * lease row's holder and epoch as that statement saw them. The audit row is part of the writer's
+ * transaction: a write refused by the fence (LeaseLostError, rollback) leaves no audit row, so
+ * the table holds exactly the writes that COMMITTED.
+ *
+ * "No write with a stale epoch committed" is then checked as: every audited write of a replica
+ * process happened while the lease row named that process as the holder. A process that lost the
+ * lease (SIGSTOP beyond the TTL, another replica claimed) and still committed would show up as a
+ * row whose holder is another pid (or none). What this cannot see: a write of an older tenure of
+ * the SAME process after it re-claimed (the holder id is per process); the fence's epoch check
+ * covers that case and is tested in test/integration/account-leases.test.ts.
+ */
+const AUDITED: Array<{ table: string; ops: string }> = [
+  { table: 'checkpoints', ops: 'insert or update or delete' },
+  // Run history is unfenced by design (src/state/stores/index.ts): audited, counted apart.
+  { table: 'runs', ops: 'insert or update' },
+  // Inserts come from the receiver on every replica (not account work); settlements are updates.
+  { table: 'webhook_inbox', ops: 'update' },
+  { table: 'outbox', ops: 'insert or update' },
+];
+
+/** Creates the audit table and triggers in `schema` (after migrations, before any replica starts). */
+export async function installCommitAudit(client: pg.Client, schema: string): Promise<void> {
+  const s = `"${schema}"`;
+  await client.query(`create table ${s}.chaos_commits (
+    id bigserial primary key, at timestamptz not null default clock_timestamp(),
+    at_ms_raw bigint not null default (extract(epoch from clock_timestamp()) * 1000)::bigint,
+    tbl text not null, op text not null, app text not null, holder text, epoch bigint)`);
+  await client.query(`create function ${s}.chaos_audit() returns trigger language plpgsql as $$
+    begin
+      insert into ${s}.chaos_commits (tbl, op, app, holder, epoch)
+        select TG_TABLE_NAME, TG_OP, current_setting('application_name'), l.holder, l.epoch
+          from (select 1) one left join (select holder, epoch from ${s}.account_leases order by epoch desc limit 1) l on true;
+      return null;
+    end $$`);
+  for (const { table, ops } of AUDITED) {
+    await client.query(`create trigger chaos_audit_${table} after ${ops} on ${s}.${table} for each statement execute function ${s}.chaos_audit()`);
+  }
+}
+
+export interface AuditResult {
+  /** Audited statements by replica processes. */
+  commits: number;
+  /** Of those to fenced tables, committed while the lease row named another process (or nobody) as holder. */
+  staleCommits: number;
+  /** Run-history statements (unfenced by design) by a process that was not the holder: its own run rows closed after the loss. */
+  unfencedByNonHolder: number;
+  /** Epochs seen by a process's writes that went backwards (per process, in commit order). */
+  epochRegressions: number;
+  examples: string[];
+}
+
+/** Checks every audited statement of a replica process (application_name `chaos-r…`). */
+export async function checkCommitAudit(client: pg.Client, pidByApp: ReadonlyMap<string, number>): Promise<AuditResult> {
+  const { rows } = await client.query<{ id: string; tbl: string; op: string; app: string; holder: string | null; epoch: string | null; at: Date }>(
+    `select id::text, tbl, op, app, holder, epoch::text, at from chaos_commits where app like 'chaos-r%' order by id`,
+  );
+  const result: AuditResult = { commits: rows.length, staleCommits: 0, unfencedByNonHolder: 0, epochRegressions: 0, examples: [] };
+  const lastEpoch = new Map<string, number>();
+  for (const row of rows) {
+    const pid = pidByApp.get(row.app);
+    if (row.tbl === 'runs') {
+      // Unfenced by design: counted, not judged (nor in the epoch order below).
+      if (pid === undefined || holderPid(row.holder) !== pid) result.unfencedByNonHolder += 1;
+      continue;
+    }
+    if (pid === undefined || holderPid(row.holder) !== pid) {
+      result.staleCommits += 1;
+      result.examples.push(`${row.app} (pid ${pid}) ${row.op} ${row.tbl} at ${row.at.toISOString()} while the holder was ${row.holder ?? 'nobody'} (epoch ${row.epoch})`);
+    }
+    const epoch = Number(row.epoch ?? -1);
+    if (epoch < (lastEpoch.get(row.app) ?? -1)) {
+      result.epochRegressions += 1;
+      result.examples.push(`${row.app} wrote ${row.tbl} under epoch ${epoch} after epoch ${lastEpoch.get(row.app)}`);
+    }
+    lastEpoch.set(row.app, Math.max(epoch, lastEpoch.get(row.app) ?? -1));
+  }
+  result.examples = result.examples.slice(0, 8);
+  return result;
+}

@@ -1,0 +1,231 @@
+import pg from 'pg';
+import { startCli, type CliChild } from './daemon-process.js';
+
+/**
+ * N `freight-sync run` replicas of one config on PostgreSQL state (child processes), and what the
+ * cluster chaos run and the failover bench read from the shared state: the account's lease row,
+ * the checkpoints, and the commit audit (cluster-audit.ts).
+ *
+ * The state pool sets no `application_name`; node-postgres takes it from PGAPPNAME, so each
+ * replica process gets `PGAPPNAME=chaos-r<i>-g<generation>` and its connections are found (and
+ * terminated) in pg_stat_activity by that name.
+ */
+export interface Replica {
+  readonly index: number;
+  /** Restarts of this slot so far (0 for the first process). */
+  generation: number;
+  readonly httpPort: number;
+  readonly webhookPort: number;
+  run: CliChild;
+  appName: string;
+  /** Set while SIGSTOPped. */
+  stopped: boolean;
+  /** Set when the runner killed it on purpose (an exit then is expected). */
+  killed: boolean;
+}
+
+export interface ReplicaSetOptions {
+  configFile: string;
+  cwd: string;
+  logFile: string;
+  env: Record<string, string>;
+  ports: Array<{ http: number; webhook: number }>;
+  logLevel: string;
+  /** Starts one CLI process; default `startCli` (the bench passes its own, for the built CLI's path under dist/). */
+  start?: typeof startCli;
+}
+
+export class ReplicaSet {
+  readonly replicas: Replica[] = [];
+  /** application_name → pid of every process ever started (the audit names writers by it). */
+  readonly pidByApp = new Map<string, number>();
+
+  constructor(private readonly options: ReplicaSetOptions) {}
+
+  startAll(): void {
+    this.options.ports.forEach((ports, index) => {
+      const replica: Replica = { index, generation: 0, httpPort: ports.http, webhookPort: ports.webhook, run: undefined as unknown as CliChild, appName: '', stopped: false, killed: false };
+      this.replicas.push(replica);
+      this.spawn(replica);
+    });
+  }
+
+  private spawn(replica: Replica): void {
+    replica.appName = `chaos-r${replica.index}-g${replica.generation}`;
+    replica.run = (this.options.start ?? startCli)(['run', '-c', this.options.configFile, '--log-level', this.options.logLevel], {
+      env: {
+        ...this.options.env,
+        PGAPPNAME: replica.appName,
+        FS_HTTP_LISTEN: `127.0.0.1:${replica.httpPort}`,
+        FS_WEBHOOK_LISTEN: `127.0.0.1:${replica.webhookPort}`,
+      },
+      logFile: this.options.logFile,
+      cwd: this.options.cwd,
+    });
+    replica.stopped = false;
+    replica.killed = false;
+    this.pidByApp.set(replica.appName, replica.run.child.pid ?? -1);
+  }
+
+  restart(replica: Replica): void {
+    replica.generation += 1;
+    this.spawn(replica);
+  }
+
+  async kill(replica: Replica): Promise<void> {
+    replica.killed = true;
+    if (replica.stopped) replica.run.child.kill('SIGCONT');
+    replica.run.child.kill('SIGKILL');
+    await replica.run.exited;
+  }
+
+  byPid(pid: number): Replica | undefined {
+    return this.replicas.find((r) => r.run.child.pid === pid && alive(r));
+  }
+
+  /** The replica whose pid the lease holder id (`host:pid:random`) names, if it is one of ours and alive. */
+  byHolder(holder: string | null | undefined): Replica | undefined {
+    const pid = holderPid(holder);
+    return pid === undefined ? undefined : this.byPid(pid);
+  }
+
+  /** Replicas that exited without being killed by the runner. */
+  unexpectedExits(): Replica[] {
+    return this.replicas.filter((r) => !alive(r) && !r.killed);
+  }
+
+  /** SIGTERM to every live replica; returns the exit of each. */
+  async terminateAll(timeoutMs: number): Promise<Array<{ replica: string; code: number | null; signal: string | null; timedOut: boolean }>> {
+    const live = this.replicas.filter(alive);
+    for (const r of live) {
+      if (r.stopped) r.run.child.kill('SIGCONT');
+      r.killed = true;
+      r.run.child.kill('SIGTERM');
+    }
+    return Promise.all(
+      live.map(async (r) => {
+        let timer: NodeJS.Timeout | undefined;
+        const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
+        const first = await Promise.race([r.run.exited, timeout]);
+        clearTimeout(timer);
+        if (first !== 'timeout') return { replica: r.appName, code: first.code, signal: first.signal, timedOut: false };
+        r.run.child.kill('SIGKILL');
+        const e = await r.run.exited;
+        return { replica: r.appName, code: e.code, signal: e.signal, timedOut: true };
+      }),
+    );
+  }
+
+  /** For a finally: SIGKILL whatever is still running. */
+  async killAll(): Promise<void> {
+    for (const r of this.replicas) if (alive(r)) await this.kill(r);
+  }
+}
+
+export function alive(r: Replica): boolean {
+  return r.run.child.exitCode === null && r.run.child.signalCode === null;
+}
+
+export function holderPid(holder: string | null | undefined): number | undefined {
+  const pid = Number(holder?.split(':')[1]);
+  return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+}
+
+export interface LeaseRowSample {
+  holder: string | null;
+  epoch: number;
+  expiresAtMs: number;
+  dbNowMs: number;
+}
+
+/** A plain pg client on the test schema (application_name `chaos-monitor`, never terminated by the run). */
+export async function stateClient(url: string, schema: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: url, application_name: 'chaos-monitor', options: `-c search_path=${schema}` });
+  await client.connect();
+  return client;
+}
+
+/** The account's lease row (the deployment has one account), with the database clock. */
+export async function readLease(client: pg.Client): Promise<LeaseRowSample | undefined> {
+  const { rows } = await client.query<{ holder: string | null; epoch: string; expires_at_ms: string; now_ms: string }>(
+    `select holder, epoch::text, expires_at_ms::text, (extract(epoch from clock_timestamp()) * 1000)::bigint::text as now_ms
+       from account_leases order by epoch desc limit 1`,
+  );
+  const row = rows[0];
+  return row ? { holder: row.holder, epoch: Number(row.epoch), expiresAtMs: Number(row.expires_at_ms), dbNowMs: Number(row.now_ms) } : undefined;
+}
+
+/** The live holder: a lease row whose expiry is ahead of the database clock. */
+export function liveHolder(lease: LeaseRowSample | undefined): string | undefined {
+  return lease && lease.holder && lease.expiresAtMs > lease.dbNowMs ? lease.holder : undefined;
+}
+
+/** Terminates every backend of `appName`; returns how many. */
+export async function terminateConnections(client: pg.Client, appName: string): Promise<number> {
+  const { rows } = await client.query<{ ok: boolean }>('select pg_terminate_backend(pid) as ok from pg_stat_activity where application_name = $1 and pid <> pg_backend_pid()', [appName]);
+  return rows.filter((r) => r.ok).length;
+}
+
+export interface Failover {
+  action: 'SIGKILL' | 'SIGSTOP';
+  victim: string;
+  oldEpoch: number;
+  newEpoch?: number;
+  newHolder?: string;
+  /** From the signal to the claim by another replica (epoch increase seen in account_leases). */
+  claimMs?: number;
+  /** From the signal to the first checkpoint committed after it (commit audit, database clock). */
+  commitMs?: number;
+  /** When no commit followed the claim: what the database connections were doing. */
+  stall?: string;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * After `victim` (holding `oldEpoch`) was signalled at `signalledAt` (database clock, ms): polls
+ * every 50 ms until another holder has the lease under a greater epoch, then until a checkpoint
+ * commit audited after the signal. Gives up after `timeoutMs` (fields stay undefined).
+ */
+export async function measureFailover(
+  client: pg.Client,
+  failover: Failover,
+  victimPid: number,
+  signalledAtMs: number,
+  timeoutMs: number,
+): Promise<Failover> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until && failover.claimMs === undefined) {
+    const lease = await readLease(client);
+    if (lease && lease.epoch > failover.oldEpoch && lease.holder && holderPid(lease.holder) !== victimPid) {
+      failover.newEpoch = lease.epoch;
+      failover.newHolder = lease.holder;
+      failover.claimMs = lease.dbNowMs - signalledAtMs;
+      break;
+    }
+    await sleep(50);
+  }
+  while (Date.now() < until && failover.claimMs !== undefined && failover.commitMs === undefined) {
+    const { rows } = await client.query<{ at_ms: string }>(
+      `select (extract(epoch from min(at)) * 1000)::bigint::text as at_ms from chaos_commits where tbl = 'checkpoints' and at_ms_raw > $1`,
+      [signalledAtMs],
+    );
+    if (rows[0]?.at_ms) failover.commitMs = Number(rows[0].at_ms) - signalledAtMs;
+    else await sleep(50);
+  }
+  if (failover.claimMs !== undefined && failover.commitMs === undefined && failover.newHolder) {
+    // What the new holder's connections are doing when it does not commit (diagnosis).
+    const pid = holderPid(failover.newHolder);
+    const { rows } = await client.query<{ app: string; state: string; wait: string | null; query: string }>(
+      `select application_name as app, state, coalesce(wait_event_type || ':' || wait_event, '') as wait, left(query, 60) as query from pg_stat_activity where application_name like 'chaos-r%' and state <> 'idle'`,
+    );
+    failover.stall = `new holder pid ${pid}; busy backends: ${rows.map((r) => `${r.app} ${r.state} ${r.wait} «${r.query.replace(/\s+/g, ' ')}»`).join('; ') || 'none'}`;
+  }
+  return failover;
+}
+
+/** The database clock now (ms), to time signals on the same clock as lease rows and the audit. */
+export async function dbNowMs(client: pg.Client): Promise<number> {
+  const { rows } = await client.query<{ now_ms: string }>('select (extract(epoch from clock_timestamp()) * 1000)::bigint::text as now_ms');
+  return Number(rows[0]!.now_ms);
+}
