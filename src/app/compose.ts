@@ -91,7 +91,7 @@ export async function openApp(loaded: LoadedConfig, options: OpenAppOptions): Pr
       // A replica frozen inside a fenced transaction (GC pause, SIGSTOP, a paused VM) keeps its FOR SHARE
       // lock on the lease row, and claimers skip locked rows: the account could never fail over.
       // The server ends such a session after the lease TTL (its commit would be refused by then anyway).
-      idleInTransactionTimeoutMs: config.cluster.leaseTtlMs,
+      idleInTransactionTimeoutMs: config.cluster.leaseTtl,
     });
     cleanups.push(() => db.destroy());
     await migrateToLatest(db, { location: describeStateLocation(stateLocation) });
@@ -515,7 +515,7 @@ function sinkReleaseService(app: AppContext): DaemonService {
     async stop() {
       const sinks = [...new Map(app.streams.flatMap((s) => app.sinksFor(s)).map((n) => [n.name, n] as const)).values()];
       // Bounded: a sink waiting on another process must not keep this replica from standing by.
-      for (const failure of await flushSinks(sinks, AbortSignal.timeout(app.config.cluster.leaseTtlMs))) app.logger.warn(failure);
+      for (const failure of await flushSinks(sinks, AbortSignal.timeout(app.config.cluster.leaseTtl))) app.logger.warn(failure);
       stopped();
     },
   };

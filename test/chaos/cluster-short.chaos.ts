@@ -1,11 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { probePostgres, requireService } from '../helpers/services.js';
-import { chaosSeed } from '../chaos/chaos-options.js';
-import { shortClusterChaos } from '../chaos/cluster-options.js';
-import { runClusterChaos } from '../chaos/run-cluster-chaos.js';
+import { chaosSeed } from './chaos-options.js';
+import { shortClusterChaos } from './cluster-options.js';
+import { runClusterChaos } from './run-cluster-chaos.js';
 
 /**
- * The short cluster chaos run inside `npm test` (the long form is `npm run chaos:cluster`): three
+ * The short cluster chaos run, `npm run chaos:cluster:short` (the long form is `npm run
+ * chaos:cluster`). Not part of `npm test` yet: it takes 2–5 minutes on a 2-core machine and has
+ * not passed end to end yet (see the closing note of the session that added it). Three
  * `freight-sync run` replicas on PostgreSQL state; the lease holder SIGKILLed twice (restarted),
  * SIGSTOPped beyond the lease TTL once, its database connections terminated once. Requires
  * PostgreSQL (skipped loudly on a laptop without it, a failure under CI=true). CHAOS_SEED replays.
