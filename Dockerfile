@@ -23,11 +23,11 @@ RUN npm ci --ignore-scripts --no-audit --no-fund && npm rebuild better-sqlite3
 
 # ---- build: compile TypeScript (a source change rebuilds from here on, not the dependencies) ----
 FROM deps AS build
-COPY tsconfig.json tsconfig.build.json ./
+# The image holds the daemon only: benchmarks (which use the test harness) are not built into it.
+COPY tsconfig.json tsconfig.build.json tsconfig.image.json ./
 COPY src ./src
 COPY connectors ./connectors
-COPY bench ./bench
-RUN npm run build
+RUN npx tsc -p tsconfig.image.json
 
 # ---- prod-deps: the same node_modules without dev dependencies and without the drivers DRIVERS
 # leaves out (npm prune after select-drivers.mjs removed them from package.json); better-sqlite3's
