@@ -84,7 +84,8 @@ export async function freshStateOn(dialect: StateDialect): Promise<FreshState> {
   const location = postgresStateLocation(url);
   const db = await openState(location);
   await migrateToLatest(db);
-  return { db, location, dispose: () => dropPostgresState(db, location.schema) };
+  // Dropped over a connection of its own: the test may have destroyed `db` already.
+  return { db, location, dispose: () => dropPostgresState(db, url, location.schema) };
 }
 
 /** A PostgreSQL state location in a schema no other test uses. */
@@ -97,13 +98,9 @@ export function postgresUrlForTests(): Promise<string | undefined> {
   return testPostgresUrl();
 }
 
-async function dropPostgresState(db: Kysely<StateTables>, schema: string): Promise<void> {
-  const { sql } = await import('kysely');
-  try {
-    await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(db);
-  } finally {
-    await db.destroy();
-  }
+async function dropPostgresState(db: Kysely<StateTables>, url: string, schema: string): Promise<void> {
+  await db.destroy().catch(() => undefined);
+  await dropPostgresSchema(url, schema);
 }
 
 /** Drops a test schema by URL (for tests whose processes opened the store themselves). */
