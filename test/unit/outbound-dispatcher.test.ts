@@ -101,6 +101,24 @@ async function row(id: number): Promise<OutboxRow> {
   return r;
 }
 
+/**
+ * Runs `drain` with the first steps held until `n` are in flight at once (or the deadline fails
+ * the test), then a little longer so a dispatcher that would launch one more gets the chance to:
+ * whether steps overlap must not depend on how fast the state store answers (SQLite in-process,
+ * PostgreSQL over the network).
+ */
+async function holdUntilActive(runner: ScriptedRunner, n: number, drain: () => Promise<void>): Promise<void> {
+  let open!: () => void;
+  runner.gate = new Promise<void>((resolve) => (open = resolve));
+  const drained = drain();
+  const deadline = Date.now() + 30_000;
+  while (runner.active < n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+  await new Promise((r) => setTimeout(r, 50));
+  runner.gate = undefined;
+  open();
+  await drained;
+}
+
 describe('Dispatcher.drain', () => {
   it('runs the commands of one load group one at a time in id order, and groups concurrently', async () => {
     const a1 = await enqueue(outbox, createCommand('A'));
@@ -110,17 +128,8 @@ describe('Dispatcher.drain', () => {
     const a3 = await enqueue(outbox, statusCommand('A-s2', 'A', 'PENDING'));
     const b2 = await enqueue(outbox, statusCommand('B-s1', 'B'));
     const runner = new ScriptedRunner(outbox);
-    // The first steps wait until three are in flight at once (or fail the test by its deadline):
-    // whether they overlap must not depend on how fast the state store answers.
-    let open!: () => void;
-    runner.gate = new Promise<void>((resolve) => (open = resolve));
     const d = dispatcher(runner, { concurrency: 3 });
-    const drained = d.drain(untilIdle());
-    const deadline = Date.now() + 30_000;
-    while (runner.active < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
-    runner.gate = undefined;
-    open();
-    await drained;
+    await holdUntilActive(runner, 3, () => d.drain(untilIdle()));
 
     const order = runner.calls().map((l) => l.id);
     expect(order.filter((id) => [a1, a2, a3].includes(id))).toEqual([a1, a2, a3]);
@@ -136,7 +145,8 @@ describe('Dispatcher.drain', () => {
   it('never runs more than `concurrency` commands at once', async () => {
     for (let i = 0; i < 6; i++) await enqueue(outbox, createCommand(`K${i}`));
     const runner = new ScriptedRunner(outbox);
-    await dispatcher(runner, { concurrency: 2 }).drain(untilIdle());
+    const d = dispatcher(runner, { concurrency: 2 });
+    await holdUntilActive(runner, 2, () => d.drain(untilIdle()));
     expect(runner.calls()).toHaveLength(6);
     expect(runner.maxActive).toBe(2);
   });
