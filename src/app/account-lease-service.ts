@@ -34,6 +34,12 @@ export interface AccountLeaseServiceOptions {
    * its share, one claim at a time per replica; undefined when over it. Default: always claim.
    */
   withinShare?: <T>(claim: () => Promise<T | undefined>) => Promise<T | undefined>;
+  /**
+   * Asked after each renewal: true when this replica holds more than its share (a replica joined)
+   * and this lease should be handed over — drained, released, and not claimed again for a few
+   * claim intervals, so a replica below its share takes it. Default: never.
+   */
+  shouldHandOver?: () => Promise<boolean>;
   /** The daemon's signals (compose.ts DaemonOptions). */
   stopSignal: AbortSignal;
   abortSignal: AbortSignal;
@@ -46,7 +52,7 @@ export interface AccountLeaseService extends DaemonService {
   epoch(): number | undefined;
 }
 
-type TenureEnd = 'lost' | 'stopped';
+type TenureEnd = 'lost' | 'stopped' | 'handed over';
 
 /**
  * Runs one account's work on one replica at a time (issue 11; design §2b). In standby it tries to
@@ -111,21 +117,7 @@ export function accountLeaseService(options: AccountLeaseServiceOptions): Accoun
       let lastRenewed = Date.now();
       for (;;) {
         const woke = await Promise.race([sleep(renewIntervalMs, stopping.signal).then(() => 'renew' as const, () => 'stop' as const), failed]);
-        if (woke === 'stop') {
-          state = 'draining';
-          log.info({ epoch: lease.epoch }, `draining the work of account ${account}, then releasing its lease`);
-          tenureStop.abort(stopping.signal.reason);
-          await runner.stop('lease service stopping');
-          // A loop that died while draining: report it after handing the lease back.
-          const outcome = await Promise.race([failed, Promise.resolve(undefined)]);
-          const released = await leases.release([lease]).catch((e: unknown) => {
-            log.warn({ err: e }, `cannot release the lease of account ${account}; it frees at its expiry`);
-            return 0;
-          });
-          if (released > 0) log.info({ epoch: lease.epoch }, `lease of account ${account} released`);
-          if (outcome && !leaseLost(outcome.error)) throw outcome.error;
-          return 'stopped';
-        }
+        if (woke === 'stop') return await drainAndRelease(lease, runner, failed, tenureStop, 'stopped');
         if (woke !== 'renew') {
           // A work service died; startDaemon has stopped the others already.
           cut(woke?.error);
@@ -144,6 +136,7 @@ export function accountLeaseService(options: AccountLeaseServiceOptions): Accoun
           }
           current = renewed[0];
           lastRenewed = startedAt;
+          if (await wantsHandOver()) return await drainAndRelease(lease, runner, failed, tenureStop, 'handed over');
         } catch (error) {
           // The database did not answer. Our own clock only ever makes us give up sooner: after a
           // TTL without a renewal another replica may hold the lease, so the work stops (its
@@ -163,6 +156,42 @@ export function accountLeaseService(options: AccountLeaseServiceOptions): Accoun
     }
   }
 
+  /** Whether fair share asks for this lease now (a failing check keeps the lease: it is only a balance). */
+  async function wantsHandOver(): Promise<boolean> {
+    if (!options.shouldHandOver || stopping.signal.aborted) return false;
+    return options.shouldHandOver().catch((error: unknown) => {
+      log.warn({ err: error }, 'cannot check the fair share; keeping the lease');
+      return false;
+    });
+  }
+
+  /**
+   * Drains the tenure (current batches finish and commit), then releases the lease at once so
+   * another replica claims it on its next poll: on the daemon's stop, or when handing over.
+   */
+  async function drainAndRelease(
+    lease: Lease,
+    runner: DaemonRunner,
+    failed: Promise<{ error: unknown } | undefined>,
+    tenureStop: AbortController,
+    end: 'stopped' | 'handed over',
+  ): Promise<TenureEnd> {
+    state = 'draining';
+    const why = end === 'stopped' ? 'then releasing its lease' : 'then handing its lease over (this replica holds more than its share)';
+    log.info({ epoch: lease.epoch }, `draining the work of account ${account}, ${why}`);
+    tenureStop.abort(end === 'stopped' ? stopping.signal.reason : new Error('lease handed over'));
+    await runner.stop(end === 'stopped' ? 'lease service stopping' : 'lease handed over');
+    // A loop that died while draining: report it after handing the lease back.
+    const outcome = await Promise.race([failed, Promise.resolve(undefined)]);
+    const released = await leases.release([lease]).catch((e: unknown) => {
+      log.warn({ err: e }, `cannot release the lease of account ${account}; it frees at its expiry`);
+      return 0;
+    });
+    if (released > 0) log.info({ epoch: lease.epoch }, `lease of account ${account} released`);
+    if (outcome && !leaseLost(outcome.error)) throw outcome.error;
+    return end;
+  }
+
   function lost(lease: Fence, cause: unknown): TenureEnd {
     log.warn(
       { epoch: lease.epoch, ...(cause ? { err: cause } : {}) },
@@ -179,12 +208,16 @@ export function accountLeaseService(options: AccountLeaseServiceOptions): Accoun
       } catch (error) {
         log.warn({ err: error }, `cannot claim the lease of account ${account}; retrying`);
       }
+      let pause = options.claimIntervalMs;
       if (lease) {
-        if ((await hold(lease)) === 'stopped') return;
-        // Lost: give the new holder a claim interval before trying again.
+        const end = await hold(lease);
+        if (end === 'stopped') return;
+        // Lost: give the new holder a claim interval before trying again. Handed over: leave it to
+        // the replicas below their share for a few intervals (claiming it back would undo the balance).
+        if (end === 'handed over') pause = options.claimIntervalMs * HAND_OVER_PAUSE_INTERVALS;
       }
       firstSettled();
-      await sleep(options.claimIntervalMs, stopping.signal).catch(() => undefined);
+      await sleep(pause, stopping.signal).catch(() => undefined);
     }
   }
 
@@ -208,6 +241,9 @@ export function accountLeaseService(options: AccountLeaseServiceOptions): Accoun
     },
   };
 }
+
+/** Claim intervals a replica leaves a lease it handed over to the others. */
+const HAND_OVER_PAUSE_INTERVALS = 5;
 
 /** Whether `error` (or an error it wraps, e.g. startDaemon's DaemonFailedError) is a lost lease. */
 function leaseLost(error: unknown): boolean {

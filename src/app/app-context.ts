@@ -6,6 +6,7 @@ import type { ApiReachability } from '../ops/api-reachability.js';
 import type { OpsMetrics } from '../ops/metrics.js';
 import type { ConnectorSet } from '../plugins/create-connectors.js';
 import type { StateStores } from '../state/stores/index.js';
+import type { LeaseStore } from '../state/leases/index.js';
 import type { StateTables } from '../state/tables.js';
 import type { NamedSink, StreamRunDeps } from '../sync/stream-runner.js';
 import type { Logger } from '../util/logger.js';
@@ -16,8 +17,21 @@ import type { ResolvedStream } from './stream-settings.js';
  * modules that read it (status, rejected, the console's data) do not import the composition root
  * that composes them.
  */
+/** Which API account an app serves, and where its lease lives. */
+export interface AppAccount {
+  /** The account's name in a config with `accounts`; undefined for a single-account config. */
+  name: string | undefined;
+  /** The key of its lease row: the name, or (single account) the token store's account key. */
+  leaseKey: string;
+  /** Its lease rows (the shared schema on PostgreSQL with several accounts, else its own state). */
+  leases: LeaseStore;
+  /** The schema of the shared lease and replica tables, when not the account's own. */
+  leaseSchema: string | undefined;
+}
+
 export interface AppContext {
   config: FreightSyncConfig;
+  account: AppAccount;
   baseDir: string;
   logger: Logger;
   /** For the app layer's own reports (status, metrics); parts get stores, never the database. */

@@ -5,11 +5,12 @@ import { AuthHealth } from '../api/auth-health.js';
 import type { LoadedConfig } from '../config/load-config.js';
 import { createConnectors, type ConnectorSet } from '../plugins/create-connectors.js';
 import { openState } from '../state/database.js';
-import { describeStateLocation, stateLocationOf } from '../state/state-location.js';
+import { describeStateLocation, stateLocationOf, type StateLocation } from '../state/state-location.js';
 import { migrateToLatest } from '../state/migrate.js';
 import { createStores, type StateStores } from '../state/stores/index.js';
 import { UsageError } from '../util/errors.js';
 import { OpsMetrics } from '../ops/metrics.js';
+import { mergedMetrics } from '../ops/merged-metrics.js';
 import { ApiReachability } from '../ops/api-reachability.js';
 import { HttpServers } from '../ops/http-servers.js';
 import { Readiness, type ReadinessCheck } from '../ops/readiness.js';
@@ -34,7 +35,7 @@ import { formatIsoDuration } from '../util/duration.js';
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import type { DaemonService } from './daemon.js';
-import { readyLine } from './ready-line.js';
+import { deploymentReadyLine, readyLine } from './ready-line.js';
 import { schedulerService, StreamScheduler } from './stream-scheduler.js';
 import { reconcileService } from '../reconcile/reconcile-service.js';
 import { reconcileApp } from './reconcile.js';
@@ -82,9 +83,14 @@ export async function openApp(loaded: LoadedConfig, options: OpenAppOptions): Pr
       }
     }
   };
+  const accountName = loaded.account?.name;
+  const logger = accountName === undefined ? options.logger : options.logger.child({ account: accountName });
+  options = { ...options, logger };
   try {
     const streams = resolveStreams(config, options.streams);
     const stateLocation = stateLocationOf(config.state);
+    const leaseSchema = loaded.account?.leaseSchema;
+    if (leaseSchema !== undefined && stateLocation.kind === 'postgres') await migrateSharedSchema({ ...stateLocation, schema: leaseSchema, poolSize: 2 });
     const stateLogger = options.logger.child({ component: 'state' });
     const db = await openState(stateLocation, {
       onIdleError: (error) => stateLogger.warn({ err: error }, 'a pooled state database connection failed; it is replaced on the next query'),
@@ -96,7 +102,9 @@ export async function openApp(loaded: LoadedConfig, options: OpenAppOptions): Pr
     cleanups.push(() => db.destroy());
     await migrateToLatest(db, { location: describeStateLocation(stateLocation) });
     const stores = createStores(db);
-    const metrics = new OpsMetrics({ build: buildInfo() });
+    // Several accounts in one process: the process's own metrics are served once (by the deployment).
+    const metrics = new OpsMetrics({ build: buildInfo(), processMetrics: accountName === undefined });
+    if (accountName !== undefined) metrics.registry.setDefaultLabels({ account: accountName });
     const apiReachability = new ApiReachability();
     const authHealth = new AuthHealth();
 
@@ -155,10 +163,17 @@ export async function openApp(loaded: LoadedConfig, options: OpenAppOptions): Pr
       streams: streams.filter((s) => !s.definition.pushOnly).map((s) => s.definition.name),
       now: () => client.clock.now(),
       apiStats: client.stats,
-      reauth: { account: client.tokens.account, required: async () => (await client.tokens.reauthRequired()) !== undefined },
+      reauth: { account: accountName ?? client.tokens.account, required: async () => (await client.tokens.reauthRequired()) !== undefined },
     });
+    const account = {
+      name: accountName,
+      leaseKey: accountName ?? client.tokens.account,
+      leases: new LeaseStore(db, { schema: leaseSchema }),
+      leaseSchema,
+    };
     return {
       config,
+      account,
       baseDir: loaded.baseDir,
       logger: options.logger,
       db,
@@ -183,6 +198,20 @@ export async function openApp(loaded: LoadedConfig, options: OpenAppOptions): Pr
   } catch (error) {
     await close();
     throw error;
+  }
+}
+
+/**
+ * The shared schema of a deployment with several accounts on PostgreSQL (every account's lease,
+ * the replicas): created and migrated like an account's own, so its tables exist before any
+ * account claims. Concurrent openers are serialised by the migration lock.
+ */
+async function migrateSharedSchema(location: StateLocation): Promise<void> {
+  const db = await openState(location);
+  try {
+    await migrateToLatest(db, { location: describeStateLocation(location) });
+  } finally {
+    await db.destroy();
   }
 }
 
@@ -263,85 +292,101 @@ export function composeDaemonServices(app: AppContext, options: DaemonOptions): 
 }
 
 /**
- * The services of `freight-sync run`, in start order (they stop in reverse). Outside the account
- * lease, on every replica: the state ownership (SQLite: one daemon per file), the ops server (it
- * answers during the whole drain), this replica's presence (PostgreSQL: fair share) and the
- * webhook receiver (a delivery may reach any replica; the inbox is shared). Under the account's
- * lease (one replica at a time, every state write fenced by its epoch): notifications, webhook
- * processing, outbound, reconcile and the stream scheduler last (it stops first, so no new batch
- * starts while the others drain). Parts not configured are absent. `ready()` describes the
- * started daemon in one line (addresses bound, first pass or standby, streams).
+ * The services of `freight-sync run` for one account (see composeDeploymentDaemon); `lease` is
+ * that account's lease service.
  */
-export function composeDaemon(app: AppContext, options: DaemonOptions): { services: DaemonService[]; ready: () => ReturnType<typeof readyLine>; lease: AccountLeaseService } {
-  const { config } = app;
+export function composeDaemon(app: AppContext, options: DaemonOptions): { services: DaemonService[]; ready: () => string; lease: AccountLeaseService } {
+  const daemon = composeDeploymentDaemon([app], options);
+  return { services: daemon.services, ready: daemon.ready, lease: daemon.leases[0]! };
+}
+
+/**
+ * The services of `freight-sync run`, in start order (they stop in reverse), for every account of
+ * the deployment (one app per account; a single-account config is a deployment of one). Outside
+ * the account leases, on every replica: each account's state ownership (SQLite: one daemon per
+ * file), the one ops server (it answers during the whole drain), this replica's presence
+ * (PostgreSQL: fair share of the accounts) and each account's webhook receiver (a delivery may
+ * reach any replica; the inbox is shared). Under each account's lease (one replica at a time,
+ * every state write fenced by its epoch): notifications, webhook processing, outbound, reconcile
+ * and the stream scheduler last (it stops first, so no new batch starts while the others drain).
+ * Parts not configured are absent. `ready()` describes the started daemon in one line.
+ */
+export function composeDeploymentDaemon(apps: readonly AppContext[], options: DaemonOptions): { services: DaemonService[]; ready: () => string; leases: AccountLeaseService[] } {
+  const first = apps[0];
+  if (!first) throw new UsageError('run: the deployment has no account');
+  const multi = apps.length > 1 || first.account.name !== undefined;
+  const { config } = first;
   const services: DaemonService[] = [];
-  const servers = new HttpServers(app.logger.child({ component: 'http' }));
+  const servers = new HttpServers(first.logger.child({ component: 'http' }));
   const location = stateLocationOf(config.state);
   const holder = `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   // First to start, last to stop: on a SQLite file the state is owned by one daemon for its whole
-  // life. On PostgreSQL several replicas share it by design; the account lease decides who works.
+  // life (a file per account). On PostgreSQL several replicas share it by design; the account
+  // leases decide who works.
   if (location.kind === 'sqlite') {
-    services.push(daemonOwnershipService(app.stores.daemonOwner, { statePath: describeStateLocation(location), logger: app.logger.child({ component: 'state-owner' }) }));
+    for (const app of apps) {
+      services.push(daemonOwnershipService(app.stores.daemonOwner, { statePath: describeStateLocation(stateLocationOf(app.config.state)), logger: app.logger.child({ component: 'state-owner' }) }));
+      services.push(takeOverAfterCrash(app.account.leases, app.account.leaseKey, app.logger.child({ component: 'lease' })));
+    }
   }
-  const tenure = new CurrentTenure();
-  const account = app.client.tokens.account;
-  const leases = new LeaseStore(app.db);
-  if (location.kind === 'sqlite') services.push(takeOverAfterCrash(leases, account, app.logger.child({ component: 'lease' })));
   const presence =
     location.kind === 'postgres'
       ? replicaPresenceService({
           me: { id: holder, host: os.hostname(), pid: process.pid },
-          replicas: new ReplicaStore(app.db),
-          leases,
-          accounts: () => 1,
+          // With several accounts these live in the shared schema: every account's lease counts.
+          replicas: new ReplicaStore(first.db, { schema: first.account.leaseSchema }),
+          leases: first.account.leases,
+          accounts: () => apps.length,
           heartbeatMs: config.cluster.heartbeat,
           staleMs: config.cluster.heartbeat * 3,
-          logger: app.logger.child({ component: 'replica' }),
+          handOverEveryMs: config.cluster.claimInterval * 3,
+          logger: first.logger.child({ component: 'replica' }),
         })
       : undefined;
-  const lease = accountLeaseService({
-    account,
-    holder,
-    leases,
-    ttlMs: config.cluster.leaseTtl,
-    claimIntervalMs: config.cluster.claimInterval,
-    ...(presence ? { withinShare: (claim) => presence.withinShare(claim) } : {}),
-    stopSignal: options.stopSignal,
-    abortSignal: options.abortSignal,
-    logger: app.logger.child({ component: 'lease' }),
-    work: (fence, signals) => {
-      const stores = options.tenureStores?.(fence) ?? createStores(app.db, { fence });
-      const fenced: AppContext = { ...app, stores, deps: { ...app.deps, stores, hooks: deliveryHooks(stores) } };
-      return tenureServices(fenced, { ...options, ...signals }, tenure);
-    },
+  const accounts = apps.map((app) => {
+    const tenure = new CurrentTenure();
+    const account = app.account.leaseKey;
+    const lease = accountLeaseService({
+      account,
+      holder,
+      leases: app.account.leases,
+      ttlMs: config.cluster.leaseTtl,
+      claimIntervalMs: config.cluster.claimInterval,
+      ...(presence ? { withinShare: (claim) => presence.withinShare(claim), shouldHandOver: () => presence.shouldHandOver() } : {}),
+      stopSignal: options.stopSignal,
+      abortSignal: options.abortSignal,
+      logger: app.logger.child({ component: 'lease' }),
+      work: (fence, signals) => {
+        const stores = options.tenureStores?.(fence) ?? createStores(app.db, { fence });
+        const fenced: AppContext = { ...app, stores, deps: { ...app.deps, stores, hooks: deliveryHooks(stores) } };
+        return tenureServices(fenced, { ...options, ...signals }, tenure);
+      },
+    });
+    app.metrics.observeLease(account, () => ({ active: lease.state() === 'active', epoch: lease.epoch() }));
+    return { app, tenure, lease };
   });
-  app.metrics.observeLease(account, () => ({ active: lease.state() === 'active', epoch: lease.epoch() }));
   if (config.http.enabled) {
-    const checks: ReadinessCheck[] = [
-      { name: 'state', cached: false, run: () => app.stores.ping() },
-      { name: 'api', cached: true, run: (signal) => apiReady(app, signal) },
-      ...(app.connectors?.connectors ?? [])
-        .filter((c) => typeof c.instance.check === 'function')
-        .map((c) => ({ name: `connector:${c.name}`, cached: true, run: (signal: AbortSignal) => c.instance.check!(signal) })),
-    ];
+    const checks = apps.flatMap((app) => readinessChecks(app, multi));
     services.push(
       opsHttpService({
         config: config.http,
         servers,
         readiness: new Readiness(checks, { ttlMs: config.http.readyCacheTtl, timeoutMs: config.http.checkTimeout }),
-        metrics: app.metrics,
-        logger: app.logger.child({ component: 'ops-http' }),
+        metrics: multi ? mergedMetrics(apps.map((app) => app.metrics)) : first.metrics,
+        logger: first.logger.child({ component: 'ops-http' }),
         stopSignal: options.stopSignal,
         abortSignal: options.abortSignal,
-        ...(config.http.console.enabled ? { console: consoleData(app, tenure) } : {}),
+        // The console shows one account (a config with `accounts` refuses http.console.enabled).
+        ...(config.http.console.enabled && !multi ? { console: consoleData(first, accounts[0]!.tenure) } : {}),
       }),
     );
   }
   if (presence) services.push(presence);
-  if (config.webhooks.enabled) {
+  for (const { app, tenure } of accounts) {
+    if (!app.config.webhooks.enabled) continue;
     services.push(
       webhookReceiverService({
-        config: config.webhooks,
+        config: app.config.webhooks,
         inbox: app.stores.webhookInbox,
         servers,
         metrics: app.metrics,
@@ -353,9 +398,16 @@ export function composeDaemon(app: AppContext, options: DaemonOptions): { servic
       }),
     );
   }
-  services.push(lease);
+  for (const { lease } of accounts) services.push(lease);
+  const standbyNote = `claims every ${formatIsoDuration(config.cluster.claimInterval)}`;
   const ready = () => {
-    const standby = lease.state() === 'active' ? undefined : `standby (another replica holds the work of this account; claims every ${formatIsoDuration(config.cluster.claimInterval)})`;
+    if (multi) {
+      const states = accounts.map(({ app, lease }) => `${app.account.name} ${lease.state() === 'active' ? 'active' : 'standby'}`);
+      const active = accounts.filter(({ lease }) => lease.state() === 'active').length;
+      return deploymentReadyLine({ accounts: states, active, listening: servers.listening(), standbyNote });
+    }
+    const { app, tenure, lease } = accounts[0]!;
+    const standby = lease.state() === 'active' ? undefined : `standby (another replica holds the work of this account; ${standbyNote})`;
     return readyLine({
       streams: app.streams,
       listening: servers.listening(),
@@ -365,7 +417,24 @@ export function composeDaemon(app: AppContext, options: DaemonOptions): { servic
       ...(standby ? { standby } : {}),
     });
   };
-  return { services, ready, lease };
+  return { services, ready, leases: accounts.map((a) => a.lease) };
+}
+
+/**
+ * The account's `/readyz` checks. With several accounts they are named after the account, and
+ * only the state store gates readiness: one account's lost token or unreachable sink must not take
+ * the replica (and with it every other account's webhooks) out of the load balancer; it is
+ * reported in the body, in metrics and in `status`.
+ */
+function readinessChecks(app: AppContext, multi: boolean): ReadinessCheck[] {
+  const suffix = multi ? `:${app.account.name}` : '';
+  return [
+    { name: `state${suffix}`, cached: false, run: () => app.stores.ping() },
+    { name: `api${suffix}`, cached: true, advisory: multi, run: (signal) => apiReady(app, signal) },
+    ...(app.connectors?.connectors ?? [])
+      .filter((c) => typeof c.instance.check === 'function')
+      .map((c) => ({ name: `connector${suffix}:${c.name}`, cached: true, advisory: multi, run: (signal: AbortSignal) => c.instance.check!(signal) })),
+  ];
 }
 
 /**

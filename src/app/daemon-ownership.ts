@@ -56,10 +56,11 @@ export function daemonOwnershipService(store: DaemonOwnerStore, options: { state
  * `run` recorded on a SQLite file, or — on PostgreSQL, where replicas record no owner — a replica
  * holding an account's lease (its deadline not passed by the database clock).
  */
-export async function assertNoDaemon(store: DaemonOwnerStore, statePath: string, advice: string, leases?: LeaseStore): Promise<void> {
+export async function assertNoDaemon(store: DaemonOwnerStore, statePath: string, advice: string, leases?: LeaseStore, account?: string): Promise<void> {
   const owner = await store.current();
   if (owner && alive(owner)) throw new StateOwnedError(owner, statePath, advice);
-  const held = leases ? (await leases.live())[0] : undefined;
+  // With several accounts the leases of the others share the table: only this account's counts.
+  const held = leases ? (await leases.live()).find((l) => account === undefined || l.account === account) : undefined;
   if (held?.holder) {
     // The holder id is `host:pid:random` (compose.ts).
     const [host = '?', pid = '0'] = held.holder.split(':');

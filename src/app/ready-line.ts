@@ -34,3 +34,19 @@ export function readyLine(facts: ReadyFacts): string {
 
   return `daemon running: ${streams.length} stream${streams.length === 1 ? '' : 's'} (${streams.join(', ')}); ${firstPass}; ${listening}${outbound}`;
 }
+
+/**
+ * The ready line of a deployment of several accounts: which this replica works and which it
+ * stands by for, and what it listens on (each account's streams are in its own log lines).
+ */
+export function deploymentReadyLine(facts: {
+  accounts: readonly string[];
+  active: number;
+  listening: ReadyFacts['listening'];
+  standbyNote: string;
+}): string {
+  const listening =
+    facts.listening.length === 0 ? 'no HTTP listener' : `listening on ${facts.listening.map((l) => `${l.url} (${l.paths.join(' ')})`).join(', ')}`;
+  const standby = facts.accounts.length - facts.active;
+  return `daemon running: ${facts.accounts.length} accounts, ${facts.active} worked here, ${standby} in standby (${facts.standbyNote}): ${facts.accounts.join(', ')}; ${listening}`;
+}

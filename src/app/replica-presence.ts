@@ -13,6 +13,8 @@ export interface ReplicaPresenceOptions {
   heartbeatMs: number;
   /** A replica silent this long no longer counts (a few heartbeats). */
   staleMs: number;
+  /** At most one lease handed over per this many ms (a few claim intervals). */
+  handOverEveryMs: number;
   logger: Logger;
 }
 
@@ -23,6 +25,12 @@ export interface ReplicaPresence extends DaemonService {
    * together, cannot all see the same free slot and overshoot.
    */
   withinShare<T>(claim: () => Promise<T | undefined>): Promise<T | undefined>;
+  /**
+   * AccountLeaseServiceOptions.shouldHandOver: true for one of this replica's leases when it
+   * holds more than its share (another replica joined). One lease per `handOverEveryMs`: the
+   * count must see the release before the next one is given up, or a replica would shed too many.
+   */
+  shouldHandOver(): Promise<boolean>;
 }
 
 /**
@@ -35,6 +43,13 @@ export function replicaPresenceService(options: ReplicaPresenceOptions): Replica
   const { me, replicas, leases, logger } = options;
   let timer: NodeJS.Timeout | undefined;
   let queue: Promise<unknown> = Promise.resolve();
+  let lastHandOver = 0;
+  const inTurn = <T>(work: () => Promise<T>): Promise<T> => {
+    const turn = queue.then(work);
+    queue = turn.catch(() => undefined);
+    return turn;
+  };
+  const share = async () => fairShareTarget(options.accounts(), await replicas.liveCount(options.staleMs), options.cap);
   return {
     name: 'replica-presence',
     async start() {
@@ -53,12 +68,18 @@ export function replicaPresenceService(options: ReplicaPresenceOptions): Replica
       await replicas.remove(me.id);
     },
     withinShare<T>(claim: () => Promise<T | undefined>): Promise<T | undefined> {
-      const turn = queue.then(async () => {
-        const target = fairShareTarget(options.accounts(), await replicas.liveCount(options.staleMs), options.cap);
-        return claimBudget(target, await leases.heldCount(me.id)) > 0 ? claim() : undefined;
+      return inTurn(async () => (claimBudget(await share(), await leases.heldCount(me.id)) > 0 ? claim() : undefined));
+    },
+    shouldHandOver(): Promise<boolean> {
+      return inTurn(async () => {
+        if (Date.now() - lastHandOver < options.handOverEveryMs) return false;
+        const target = await share();
+        const held = await leases.heldCount(me.id);
+        if (held <= target) return false;
+        lastHandOver = Date.now();
+        logger.info({ held, target }, `holding ${held} account leases, over this replica's share of ${target}: handing one over`);
+        return true;
       });
-      queue = turn.catch(() => undefined);
-      return turn;
     },
   };
 }

@@ -83,10 +83,11 @@ export async function collectStatus(app: AppContext, serverNow?: Date): Promise<
     });
   }
   const mark = await app.client.tokens.reauthRequired();
-  const held = (await new LeaseStore(app.db).live()).find((l) => l.account === app.client.tokens.account);
+  const held = (await app.account.leases.live()).find((l) => l.account === app.account.leaseKey);
   return {
     generatedAt: now.toISOString(),
     clock: serverNow ? 'server' : 'local',
+    ...(app.account.name === undefined ? {} : { account: app.account.name }),
     auth: {
       account: app.client.tokens.account,
       state: mark ? 'reauth_required' : 'ok',

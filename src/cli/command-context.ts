@@ -7,6 +7,8 @@ export type RegisterCommand = (program: Command) => void;
 export interface GlobalOptions {
   config?: string;
   logLevel?: string;
+  /** `--account NAME`: one account of a config with `accounts`. */
+  account?: string;
 }
 
 export function globalOptions(command: Command): GlobalOptions {

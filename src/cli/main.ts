@@ -11,6 +11,7 @@ export function buildProgram(): Command {
     .description('Keeps an ERP in sync with the Freight Operations Public API (pull, push, webhooks).')
     .option('-c, --config <file>', 'config file (default: $FREIGHT_SYNC_CONFIG, else config/freight-sync.yaml)')
     .option('--log-level <level>', 'trace | debug | info | warn | error | fatal | silent')
+    .option('--account <name>', 'with a config that names several accounts: the one to act on (run and status act on all by default)')
     .showHelpAfterError()
     .exitOverride()
     .addHelpText(

@@ -10,6 +10,8 @@ export interface ParseConfigOptions {
   source?: string;
   /** Folder relative paths (state.path, connector modules) resolve against; default: cwd. */
   baseDir?: string;
+  /** Folder `state.path` resolves against when not `baseDir` (an account file's shared state section). */
+  stateBaseDir?: string;
 }
 
 /**
@@ -25,10 +27,10 @@ export function parseConfig(raw: unknown, options: ParseConfigOptions = {}): Fre
   issues.push(...crossCheckIssues(raw));
   if (!result.success || issues.length > 0) throw new ConfigError(dedupe(issues), options.source);
 
-  return resolvePaths(result.data, options.baseDir ?? process.cwd());
+  return resolvePaths(result.data, options.baseDir ?? process.cwd(), options.stateBaseDir);
 }
 
-function resolvePaths(config: FreightSyncConfig, baseDir: string): FreightSyncConfig {
+function resolvePaths(config: FreightSyncConfig, baseDir: string, stateBaseDir = baseDir): FreightSyncConfig {
   const connectors: FreightSyncConfig['connectors'] = {};
   for (const [name, connector] of Object.entries(config.connectors)) {
     // Only path-like module specifiers are files next to the config; bare names are packages.
@@ -40,7 +42,7 @@ function resolvePaths(config: FreightSyncConfig, baseDir: string): FreightSyncCo
   }
   return {
     ...config,
-    state: { ...config.state, path: path.resolve(baseDir, config.state.path) },
+    state: { ...config.state, path: path.resolve(stateBaseDir, config.state.path) },
     connectors,
   };
 }

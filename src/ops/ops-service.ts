@@ -5,14 +5,14 @@ import { consoleHandler } from './console/console-handler.js';
 import type { ConsoleData } from './console/console-data.js';
 import { CONSOLE_PREFIX } from './console/layout.js';
 import { sendJson, type HttpServers } from './http-servers.js';
-import type { OpsMetrics } from './metrics.js';
+import type { MetricsEndpoint } from './merged-metrics.js';
 import type { Readiness } from './readiness.js';
 
 export interface OpsServiceDeps {
   config: HttpConfig;
   servers: HttpServers;
   readiness: Readiness;
-  metrics: OpsMetrics;
+  metrics: MetricsEndpoint;
   logger: Logger;
   stopSignal: AbortSignal;
   /** What the web console shows (mounted when `http.console.enabled`). */

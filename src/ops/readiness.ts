@@ -16,6 +16,8 @@ export interface ReadinessCheck {
   name: string;
   /** Cached for `readyCacheTtl`: the API and sinks must not be hit on every probe. */
   cached: boolean;
+  /** Reported in the body but not part of the verdict (one account's problem among several). */
+  advisory?: boolean;
   run(signal: AbortSignal): Promise<void>;
 }
 
@@ -48,8 +50,12 @@ export class Readiness {
   async evaluate(): Promise<ReadinessReport> {
     const entries = await Promise.all(this.checks.map(async (check) => [check.name, await this.result(check)] as const));
     const checks = Object.fromEntries(entries) as Record<string, CheckResult>;
-    if (this.stopping) checks.shutdown = { ok: false, error: 'the daemon is stopping', checkedAt: new Date().toISOString() };
-    return { ready: Object.values(checks).every((c) => c.ok), checks };
+    const gating = new Set(this.checks.filter((check) => !check.advisory).map((check) => check.name));
+    if (this.stopping) {
+      checks.shutdown = { ok: false, error: 'the daemon is stopping', checkedAt: new Date().toISOString() };
+      gating.add('shutdown');
+    }
+    return { ready: [...gating].every((name) => checks[name]?.ok === true), checks };
   }
 
   private async result(check: ReadinessCheck): Promise<CheckResult> {

@@ -156,7 +156,7 @@ describe('fair share between account lease services (sqlite)', () => {
     const accounts = ['a1', 'a2', 'a3', 'a4'];
     try {
       const presences = ['A', 'B'].map((id) =>
-        replicaPresenceService({ me: { id, host: 'h', pid: 1 }, replicas: new ReplicaStore(target.db), leases: new LeaseStore(target.db), accounts: () => accounts.length, heartbeatMs: 1_000, staleMs: 10_000, logger: silentLogger() }),
+        replicaPresenceService({ me: { id, host: 'h', pid: 1 }, replicas: new ReplicaStore(target.db), leases: new LeaseStore(target.db), accounts: () => accounts.length, heartbeatMs: 1_000, staleMs: 10_000, handOverEveryMs: 100, logger: silentLogger() }),
       );
       for (const presence of presences) await presence.start();
       for (const [i, holder] of ['A', 'B'].entries()) {
@@ -186,6 +186,54 @@ describe('fair share between account lease services (sqlite)', () => {
       expect(await new ReplicaStore(target.db).liveCount(10_000)).toBe(1);
     } finally {
       for (const s of services) await s.stop();
+      await target.close();
+    }
+  });
+
+  it('a replica that joins later gets its share: the first hands leases over one at a time, drained', async () => {
+    const target = await sqliteLeaseTarget();
+    const services: AccountLeaseService[] = [];
+    const log: WorkLog = { events: [], commits: [] };
+    const accounts = ['a1', 'a2', 'a3', 'a4', 'a5'];
+    const presences = ['A', 'B'].map((id) =>
+      replicaPresenceService({ me: { id, host: 'h', pid: 1 }, replicas: new ReplicaStore(target.db), leases: new LeaseStore(target.db), accounts: () => accounts.length, heartbeatMs: 50, staleMs: 10_000, handOverEveryMs: 100, logger: silentLogger() }),
+    );
+    const startReplica = async (i: number) => {
+      const holder = ['A', 'B'][i]!;
+      await presences[i]!.start();
+      for (const account of accounts) {
+        const s = accountLeaseService({
+          account,
+          holder,
+          leases: new LeaseStore(target.db),
+          ttlMs: 600,
+          claimIntervalMs: 20,
+          work: pollerWork(target.db, holder, log),
+          withinShare: (claim) => presences[i]!.withinShare(claim),
+          shouldHandOver: () => presences[i]!.shouldHandOver(),
+          stopSignal: new AbortController().signal,
+          abortSignal: new AbortController().signal,
+          logger: silentLogger(),
+        });
+        services.push(s);
+        await s.start();
+      }
+    };
+    try {
+      await startReplica(0);
+      await waitFor(() => services.filter((s) => s.state() === 'active').length === 5, 10_000, 'A works all five');
+      await startReplica(1);
+      // ceil(5 / 2) = 3: A keeps 3 and hands 2 over; B (below its share) claims them.
+      await waitFor(async () => {
+        const held = await new LeaseStore(target.db).live();
+        return held.filter((r) => r.holder === 'A').length === 3 && held.filter((r) => r.holder === 'B').length === 2;
+      }, 20_000, 'A 3, B 2');
+      // A handed over by draining: every tenure it ended was drained, none cut.
+      expect(log.events.filter((e) => e.startsWith('A stop')).every((e) => e.endsWith('drained'))).toBe(true);
+      expect(log.events.filter((e) => e.startsWith('A stop'))).toHaveLength(2);
+    } finally {
+      for (const s of services) await s.stop();
+      for (const presence of presences) await presence.stop();
       await target.close();
     }
   });

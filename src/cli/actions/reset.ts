@@ -22,7 +22,7 @@ export async function resetAction(options: { stream: string; to: string; redeliv
     // PostgreSQL the replicas record no owner and a live account lease names the working one.
     const location = stateLocationOf(app.config.state);
     if (options.force) await app.stores.daemonOwner.clear();
-    else await assertNoDaemon(app.stores.daemonOwner, describeStateLocation(location), 'stop it before reset (it would overwrite the new checkpoint), or pass --force', location.kind === 'postgres' ? new LeaseStore(app.db) : undefined);
+    else await assertNoDaemon(app.stores.daemonOwner, describeStateLocation(location), 'stop it before reset (it would overwrite the new checkpoint), or pass --force', location.kind === 'postgres' ? app.account.leases : undefined, app.account.leaseKey);
     const cursor = definition.resetCursor(app.config.api.variant, at);
     await app.db.transaction().execute(async (trx) => {
       if (cursor === null) await app.stores.checkpoints.delete(definition.name, trx);

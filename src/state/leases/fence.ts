@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import { dbNowMsSql, stateDialect } from '../db-clock.js';
 import { StateError } from '../errors.js';
 import type { StateTables } from '../tables.js';
+import { leaseTableName } from './lease-store.js';
 
 /**
  * The fencing token of one account lease (Kafka Connect style): writes made on behalf of the
@@ -11,6 +12,8 @@ export interface Fence {
   readonly account: string;
   readonly holder: string;
   readonly epoch: number;
+  /** The schema of the lease row when it is not the writer's own (several accounts on PostgreSQL). */
+  readonly leaseSchema?: string | undefined;
 }
 
 /** A fenced write refused: the lease expired or was claimed by another replica; the transaction rolled back. */
@@ -51,7 +54,7 @@ export function isLeaseLostError(error: unknown): error is LeaseLostError {
  */
 export async function assertLeaseHeld(trx: Kysely<StateTables>, fence: Fence): Promise<void> {
   const forShare = stateDialect(trx) === 'postgres' ? sql` for share` : sql``;
-  const { rows } = await sql<{ ok: number }>`select 1 as ok from account_leases
+  const { rows } = await sql<{ ok: number }>`select 1 as ok from ${sql.table(leaseTableName(fence.leaseSchema))}
     where account = ${fence.account} and holder = ${fence.holder} and epoch = ${fence.epoch}
       and expires_at_ms > ${dbNowMsSql(trx)}${forShare}`.execute(trx);
   if (rows.length === 0) throw new LeaseLostError(fence);

@@ -29,7 +29,21 @@ export interface ClaimOptions {
  * These writes are never fenced: they are what fencing is checked against.
  */
 export class LeaseStore {
-  constructor(private readonly db: Kysely<StateTables>) {}
+  private readonly db: Kysely<StateTables>;
+  /** The table in raw SQL (schema-qualified when the leases live in a shared schema). */
+  private readonly table: ReturnType<typeof sql.table>;
+  private readonly schema: string | undefined;
+
+  /**
+   * `schema`: the PostgreSQL schema holding the lease rows when it is not the connection's own —
+   * a deployment of several accounts keeps each account's state in a schema of its own and every
+   * account's lease in the shared one, so one replica's leases can be counted and claimed together.
+   */
+  constructor(db: Kysely<StateTables>, options: { schema?: string | undefined } = {}) {
+    this.schema = options.schema;
+    this.db = options.schema ? db.withSchema(options.schema) : db;
+    this.table = sql.table(leaseTableName(options.schema));
+  }
 
   /**
    * Claims up to `max` of `accounts` that are free (never held, released, or expired) or already
@@ -62,7 +76,7 @@ export class LeaseStore {
         .execute();
       const lock = stateDialect(trx) === 'postgres' ? sql` for update skip locked` : sql``;
       // Ours first (renewals), then by name: a stable order keeps claims reproducible.
-      const { rows } = await sql<{ account: string }>`select account from account_leases
+      const { rows } = await sql<{ account: string }>`select account from ${this.table}
         where account in (${sql.join(unique)})
           and (holder is null or holder = ${holder} or expires_at_ms <= ${now})
         order by case when holder = ${holder} then 0 else 1 end, account
@@ -81,7 +95,8 @@ export class LeaseStore {
         .where(sql<boolean>`(holder is null or holder = ${holder} or expires_at_ms <= ${now})`)
         .returning(['account', 'holder', 'epoch', 'expires_at_ms'])
         .execute();
-      return claimed.map((row) => ({ account: row.account, holder, epoch: Number(row.epoch), expiresAtMs: Number(row.expires_at_ms) })).sort((a, b) => a.account.localeCompare(b.account));
+      const leaseSchema = this.schema === undefined ? {} : { leaseSchema: this.schema };
+      return claimed.map((row) => ({ account: row.account, holder, epoch: Number(row.epoch), expiresAtMs: Number(row.expires_at_ms), ...leaseSchema })).sort((a, b) => a.account.localeCompare(b.account));
     });
   }
 
@@ -171,4 +186,9 @@ export class LeaseStore {
       .executeTakeFirst();
     return Number(row?.n ?? 0);
   }
+}
+
+/** `account_leases`, qualified by its schema when given (fence.ts reads it from other schemas). */
+export function leaseTableName(schema: string | undefined): string {
+  return schema === undefined ? 'account_leases' : `${schema}.account_leases`;
 }

@@ -13,7 +13,12 @@ export interface ReplicaIdentity {
  * the live ones (recent heartbeat) divide the accounts between them (fair-share.ts).
  */
 export class ReplicaStore {
-  constructor(private readonly db: Kysely<StateTables>) {}
+  private readonly db: Kysely<StateTables>;
+
+  /** `schema`: where the rows live when not in the connection's own schema (see LeaseStore). */
+  constructor(db: Kysely<StateTables>, options: { schema?: string | undefined } = {}) {
+    this.db = options.schema ? db.withSchema(options.schema) : db;
+  }
 
   async heartbeat(me: ReplicaIdentity): Promise<void> {
     const now = dbNowMsSql(this.db);
