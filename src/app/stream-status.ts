@@ -40,6 +40,8 @@ export interface LeaseStatus {
 }
 
 export interface SyncStatusReport {
+  /** The account's name, in a config with `accounts`. */
+  account?: string;
   generatedAt: string;
   clock: 'server' | 'local';
   auth: AuthStatus;
