@@ -143,7 +143,17 @@ function crossAccountIssues(accounts: readonly AccountConfigInput[]): string[] {
   const issues: string[] = [];
   const identities = new Map<string, string>();
   const hooks = new Map<string, string>();
+  const sinks = new Map<string, string>();
   for (const account of accounts) {
+    for (const [connector, value] of Object.entries(asRecord(account.raw['connectors']) ?? {})) {
+      // Written the same way in the same folder: the same files or tables (an account file copied).
+      const c = asRecord(value);
+      const identity = `${account.baseDir}|${String(c?.['type'] ?? c?.['module'])}|${JSON.stringify(c?.['options'] ?? {})}`;
+      const other = sinks.get(identity);
+      if (other !== undefined && other !== account.name) {
+        issues.push(`${account.source}.connectors.${connector}: accounts ${other} and ${account.name} configure the same connector (same type and options): they would overwrite each other's records; give each account its own directory, table or database`);
+      } else sinks.set(identity, account.name);
+    }
     const api = asRecord(account.raw['api']);
     const auth = asRecord(api?.['auth']);
     const who = auth?.['clientId'] ?? auth?.['refreshToken'];

@@ -29,7 +29,8 @@ const account = (name: string, clientId: string, extra = '', options: { api?: st
       out: { type: csv, options: { directory: ./out/${name} } }${extra}`;
 
 /** The same account as a file of its own (accounts.dir): no name, no list indent. */
-const accountFile = (clientId: string, options: { variant?: string | null } = {}) => account('x', clientId, '', options).replace('  - name: x\n', '').replace(/^ {4}/gm, '');
+const accountFile = (clientId: string, options: { variant?: string | null; out?: string } = {}) =>
+  account('x', clientId, '', options).replace('  - name: x\n', '').replace(/^ {4}/gm, '').replace('./out/x', `./out/${options.out ?? clientId}`);
 
 async function problems(configPath: string): Promise<string[]> {
   try {
@@ -133,6 +134,15 @@ accounts:${account('acme', 'c-1', `
         expect.stringMatching(/^account nosecret \(accounts\[4\]\): webhooks\.secret: is required/),
       ]),
     );
+  });
+
+  it('two accounts configuring the same sink (an account file copied) are refused', async () => {
+    const file = tempConfig({
+      'freight-sync.yaml': 'accounts: { dir: ./accounts }\n',
+      'accounts/acme.yaml': accountFile('c-acme', { out: 'all' }),
+      'accounts/globex.yaml': accountFile('c-globex', { out: 'all' }),
+    });
+    expect(await problems(file)).toEqual([expect.stringMatching(/accounts\/globex\.yaml\.connectors\.out: accounts acme and globex configure the same connector/)]);
   });
 
   it('an empty list, a bad accounts value and the console are refused with a reason', async () => {
