@@ -98,6 +98,8 @@ export async function openApp(loaded: LoadedConfig, options: OpenAppOptions): Pr
       // lock on the lease row, and claimers skip locked rows: the account could never fail over.
       // The server ends such a session after the lease TTL (its commit would be refused by then anyway).
       idleInTransactionTimeoutMs: config.cluster.leaseTtl,
+      // Several accounts: one pool (state.poolSize connections) for all of them, not one each.
+      sharedPool: accountName !== undefined,
     });
     cleanups.push(() => db.destroy());
     await migrateToLatest(db, { location: describeStateLocation(stateLocation) });

@@ -20,6 +20,14 @@ export interface OpenPostgresOptions {
    * frozen process cannot hold the lease row's lock forever. Unset: PostgreSQL's setting.
    */
   idleInTransactionTimeoutMs?: number;
+  /**
+   * Share one pool among every store of this process on the same server (same URL and settings):
+   * a deployment of many accounts keeps each account in a schema of its own, and a pool per
+   * account would open poolSize connections per account — past PostgreSQL's max_connections
+   * (100 by default) at a few dozen accounts. A shared connection is switched to the account's
+   * schema when it is checked out for another one. `poolSize` then bounds the whole process.
+   */
+  sharedPool?: boolean;
 }
 
 const BIGINT_OID = 20;
@@ -44,14 +52,74 @@ export async function openPostgresStateDatabase(location: PostgresLocation, opti
   const base: PoolConfig = { connectionString: location.url, connectionTimeoutMillis: 10_000, types };
   await ensureSchema(new Pool({ ...base, max: 1 }), location);
   const idleTimeout = options.idleInTransactionTimeoutMs === undefined ? '' : ` -c idle_in_transaction_session_timeout=${Math.max(1, Math.trunc(options.idleInTransactionTimeoutMs))}`;
-  const pool: Pool = new Pool({ ...base, max: location.poolSize, options: `-c search_path=${location.schema}${idleTimeout}` });
-  pool.on('error', (error) => options.onIdleError?.(error));
-  // pg-pool removes its listener from a client while it is checked out (a transaction between
-  // statements): a backend terminated then (pg_terminate_backend, a server restart) emitted an
-  // unhandled 'error' and killed the process. The statement in flight, or the next one, fails
-  // instead, and the pool discards the broken client on release.
-  pool.on('connect', (client) => client.on('error', (error) => options.onIdleError?.(error)));
+  const createPool = (searchPath: string | undefined): Pool => {
+    const settings = `${searchPath === undefined ? '' : `-c search_path=${searchPath}`}${idleTimeout}`.trim();
+    const pool: Pool = new Pool({ ...base, max: location.poolSize, ...(settings ? { options: settings } : {}) });
+    pool.on('error', (error) => options.onIdleError?.(error));
+    // pg-pool removes its listener from a client while it is checked out (a transaction between
+    // statements): a backend terminated then (pg_terminate_backend, a server restart) emitted an
+    // unhandled 'error' and killed the process. The statement in flight, or the next one, fails
+    // instead, and the pool discards the broken client on release.
+    pool.on('connect', (client) => client.on('error', (error) => options.onIdleError?.(error)));
+    return pool;
+  };
+  const pool = options.sharedPool
+    ? schemaView(sharedPool(`${location.url}|${location.poolSize}|${idleTimeout}`, () => createPool(undefined)), location.schema)
+    : createPool(location.schema);
   return new Kysely<StateTables>({ dialect: new CurrentSchemaPostgresDialect({ pool }) });
+}
+
+/** The process's shared pools (sharedPool), with how many state stores use each. */
+const sharedPools = new Map<string, { pool: Pool; users: number }>();
+
+function sharedPool(key: string, create: () => Pool): { pool: Pool; release: () => Promise<void> } {
+  let entry = sharedPools.get(key);
+  if (!entry) {
+    entry = { pool: create(), users: 0 };
+    sharedPools.set(key, entry);
+  }
+  entry.users++;
+  const held = entry;
+  let released = false;
+  return {
+    pool: held.pool,
+    async release() {
+      if (released) return;
+      released = true;
+      if (--held.users > 0) return;
+      sharedPools.delete(key);
+      await held.pool.end();
+    },
+  };
+}
+
+/** Which schema each shared connection's search_path is set to now. */
+const connectionSchemas = new WeakMap<object, string>();
+
+/**
+ * One store's view of a shared pool: a connection it checks out works in its schema (SET
+ * search_path on its first use, and again only when it last served another schema), and ending
+ * the view ends the pool only when no other store uses it. What Kysely's PostgresDialect uses of a pool.
+ */
+function schemaView(shared: { pool: Pool; release: () => Promise<void> }, schema: string): Pool {
+  const view = {
+    async connect() {
+      const client = await shared.pool.connect();
+      // A new connection has no schema of ours yet: it is set on its first checkout.
+      if (connectionSchemas.get(client) !== schema) {
+        try {
+          await client.query(`set search_path to "${schema}"`);
+        } catch (error) {
+          client.release(error as Error);
+          throw error;
+        }
+        connectionSchemas.set(client, schema);
+      }
+      return client;
+    },
+    end: () => shared.release(),
+  };
+  return view as unknown as Pool;
 }
 
 /** Creates the schema once; two processes starting together may both try, which is fine. */
