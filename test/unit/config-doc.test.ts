@@ -27,7 +27,9 @@ describe(`${DOC} matches the config schema`, () => {
   });
 
   it('documents no key the schema does not have', () => {
-    expect(documented.filter((p) => !schema.includes(p))).toEqual([]);
+    // `accounts` is read before the schema (src/config/accounts.ts): each account is then one schema-valid config.
+    const outsideSchema = ['accounts'];
+    expect(documented.filter((p) => !schema.includes(p) && !outsideSchema.includes(p))).toEqual([]);
   });
 
   it('lists every stream name', () => {
