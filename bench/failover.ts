@@ -1,19 +1,15 @@
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { startSimulator } from '../src/simulator/index.js';
 import { probePostgres } from '../test/helpers/services.js';
 import { freshStateOn } from '../test/helpers/state-db.js';
 import { installCommitAudit } from '../test/chaos/cluster-audit.js';
 import { dbNowMs, liveHolder, measureFailover, readLease, ReplicaSet, stateClient, type Failover } from '../test/chaos/cluster-replicas.js';
-import type { CliChild } from '../test/chaos/daemon-process.js';
 import { simulatorApiConfig } from './simulator-api-config.js';
+import { freePort, startBuiltCli } from './cli-child.js';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const CLI = path.resolve(here, '../src/cli/bin.js');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export interface FailoverBenchResult {
@@ -21,32 +17,6 @@ export interface FailoverBenchResult {
   leaseTtlMs: number;
   claimIntervalMs: number;
   failovers: Failover[];
-}
-
-/** The built CLI as a child process, output appended to `logFile` (the test helper resolves the CLI from test/). */
-function startBuiltCli(args: string[], options: { env: Record<string, string>; logFile: string; cwd: string }): CliChild {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd: options.cwd, env: { ...process.env, ...options.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
-  const log = fs.createWriteStream(options.logFile, { flags: 'a' });
-  let text = '';
-  const keep = (d: Buffer) => {
-    log.write(d);
-    text = (text + d.toString()).slice(-100_000);
-  };
-  child.stdout.on('data', keep);
-  child.stderr.on('data', keep);
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => log.end(() => resolve({ code, signal }))));
-  return { child, exited, output: () => text };
-}
-
-async function freePort(): Promise<number> {
-  const net = await import('node:net');
-  return new Promise((resolve) => {
-    const server = net.createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /**

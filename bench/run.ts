@@ -12,6 +12,7 @@ import { benchWebhookEventsSteady, type WebhookEventsPass } from './webhook-even
 import { benchWebhookBurst, benchWebhookLatency } from './webhook-latency.js';
 import { benchCpuPerPage, describeCpuCase } from './cpu-per-page.js';
 import { benchFailover } from './failover.js';
+import { benchIdleAccounts } from './idle-accounts.js';
 
 /**
  * `npm run bench`: every benchmark of the project in one table, printed and saved to
@@ -225,6 +226,26 @@ async function main(): Promise<void> {
         'Times on the database clock: the signal is timed with clock_timestamp() just before SIGKILL; the claim is the first poll (every 50 ms) of account_leases showing a greater epoch held by another process; ' +
         'the first checkpoint is the earliest commit to `checkpoints` after the kill, recorded by a statement trigger (test/chaos/cluster-audit.ts). The scheduler runs loads every 2 s, so the commit adds up to one tick after the claim. ' +
         'The killed replica is restarted after each measurement (as a standby). Alone: `npm run build && node dist/bench/run.js --only=failover`.',
+    });
+  }
+
+  if (wanted('idle')) {
+    const sizes = quick ? [10] : [10, 50, 100];
+    const windowSeconds = quick ? 60 : 120;
+    const rows = [];
+    for (const accounts of sizes) {
+      log(`idle accounts: one replica, ${accounts} accounts on PostgreSQL state, loads polled every minute, ${windowSeconds} s window …`);
+      rows.push(await benchIdleAccounts({ accounts, windowSeconds }));
+    }
+    sections.push({
+      title: 'Idle accounts on one replica: PostgreSQL state, each account its loads stream polled every minute into its own CSV drop (default mapping), nothing changing on the API',
+      table: renderTable(
+        ['accounts', 'all leases held s', 'window s', 'CPU % of a core', 'CPU % per account', 'RSS MiB', 'state connections', 'requests / account / min'],
+        rows.map((r) => [r.accounts, fixed(r.startSeconds, 1), fixed(r.windowSeconds, 0), fixed(r.cpuPercent, 1), fixed(r.cpuPercent / r.accounts, 2), fixed(r.rssMiB, 0), r.connections, fixed(r.requestsPerAccountMinute, 2)]),
+      ),
+      notes:
+        'One `freight-sync run` child process serving every account (accounts key; each account its own token pair against one simulator, its own schema); measured after every lease is held and the first passes settled. ' +
+        'CPU from /proc/<pid>/stat over the window; state connections = PostgreSQL backends with the replica\'s PGAPPNAME (one pool shared by the accounts, state.poolSize 10). Alone: `npm run build && node dist/bench/run.js --only=idle`.',
     });
   }
 
