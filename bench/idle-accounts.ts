@@ -4,6 +4,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { stringify } from 'yaml';
 import { startSimulator, type SimulatorHandle } from '../src/simulator/index.js';
+import { simulatorApiConfig } from './simulator-api-config.js';
 import { probePostgres } from '../test/helpers/services.js';
 import { dropPostgresSchema } from '../test/helpers/state-db.js';
 import { freePort, startBuiltCli } from './cli-child.js';
@@ -24,17 +25,6 @@ export interface IdleAccountsResult {
   requestsPerAccountMinute: number;
 }
 
-/** A pair per account: distinct API identities against one simulator (as users paste them, §5). */
-async function issuePair(sim: SimulatorHandle): Promise<{ accessToken: string; refreshToken: string }> {
-  const response = await fetch(`${sim.baseUrl}/retrieve-token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ clientId: sim.options.clientId, clientSecret: sim.options.clientSecret }),
-  });
-  const issued = (await response.json()) as { data: { access_token: string; refresh_token: string } };
-  return { accessToken: issued.data.access_token, refreshToken: issued.data.refresh_token };
-}
-
 function cpuSecondsOf(pid: number): number {
   // /proc/<pid>/stat fields 14 and 15: utime and stime in clock ticks (100 per second on Linux).
   const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
@@ -48,7 +38,7 @@ function rssMiBOf(pid: number): number {
 
 /**
  * How much one `freight-sync run` replica spends per idle account: N accounts (main variant, each
- * with its own token pair) on PostgreSQL state, the loads stream of each polled every minute into
+ * its own API: a simulator of its own, as each tenant has its own credentials) on PostgreSQL state, the loads stream of each polled every minute into
  * its own CSV drop with the default mapping, nothing changing on the API. After every lease is
  * held and the first passes are done, CPU, RSS, state connections and API requests are measured
  * over `windowSeconds`.
@@ -56,7 +46,9 @@ function rssMiBOf(pid: number): number {
 export async function benchIdleAccounts(options: { accounts: number; windowSeconds: number }): Promise<IdleAccountsResult> {
   const probe = await probePostgres();
   if (!probe.ok || !probe.url) throw new Error(`the idle-accounts bench needs PostgreSQL: ${probe.reason}`);
-  const sim = await startSimulator({ loads: 40, seed: 11 });
+  const sims: SimulatorHandle[] = [];
+  for (let i = 0; i < options.accounts; i++) sims.push(await startSimulator({ loads: 40, seed: 11 + i }));
+  const requestsNow = () => sims.reduce((n, sim) => n + sim.stats().requests, 0);
   const schema = `fs_bench_idle_${process.pid}_${options.accounts}`;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'freight-sync-bench-idle-'));
   const appName = `bench-idle-${process.pid}`;
@@ -68,7 +60,7 @@ export async function benchIdleAccounts(options: { accounts: number; windowSecon
     for (let i = 0; i < options.accounts; i++) {
       accounts.push({
         name: `a${String(i).padStart(3, '0')}`,
-        api: { auth: await issuePair(sim) },
+        api: simulatorApiConfig(sims[i]!, { requestsPerSecond: 8, maxInFlight: 4 }),
         sync: { streams: { loads: { enabled: true, sinks: ['out'] } } },
         connectors: { out: { type: 'csv', options: { directory: path.join(dir, 'out', String(i)) } } },
       });
@@ -81,8 +73,7 @@ export async function benchIdleAccounts(options: { accounts: number; windowSecon
         state: { url: probe.url, schema, poolSize: 10 },
         log: { level: 'warn', pretty: false },
         http: { enabled: true, listen: `127.0.0.1:${httpPort}` },
-        api: { variant: 'main', baseUrl: sim.baseUrl, rateLimit: { requestsPerSecond: 8, maxInFlight: 4, adaptive: true } },
-        sync: { defaults: { schedule: '* * * * *', initialFrom: sim.options.dataStart } },
+        sync: { defaults: { schedule: '* * * * *', initialFrom: sims[0]!.options.dataStart } },
         accounts,
       }),
     );
@@ -103,12 +94,12 @@ export async function benchIdleAccounts(options: { accounts: number; windowSecon
     await sleep(20_000);
     const pid = child.child.pid!;
     const cpu0 = cpuSecondsOf(pid);
-    const requests0 = sim.stats().requests;
+    const requests0 = requestsNow();
     const t0 = Date.now();
     await sleep(options.windowSeconds * 1000);
     const elapsed = (Date.now() - t0) / 1000;
     const cpu = cpuSecondsOf(pid) - cpu0;
-    const requests = sim.stats().requests - requests0;
+    const requests = requestsNow() - requests0;
     const { rows } = await client.query<{ n: number }>('select count(*)::int as n from pg_stat_activity where application_name = $1', [appName]);
     return {
       accounts: options.accounts,
@@ -125,7 +116,7 @@ export async function benchIdleAccounts(options: { accounts: number; windowSecon
       await child.exited;
     }
     await client.end().catch(() => undefined);
-    await sim.close();
+    for (const sim of sims) await sim.close();
     for (const s of [schema, ...Array.from({ length: options.accounts }, (_, i) => `${schema}_a${String(i).padStart(3, '0')}`)]) await dropPostgresSchema(probe.url, s);
     fs.rmSync(dir, { recursive: true, force: true });
   }

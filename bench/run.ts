@@ -244,7 +244,7 @@ async function main(): Promise<void> {
         rows.map((r) => [r.accounts, fixed(r.startSeconds, 1), fixed(r.windowSeconds, 0), fixed(r.cpuPercent, 1), fixed(r.cpuPercent / r.accounts, 2), fixed(r.rssMiB, 0), r.connections, fixed(r.requestsPerAccountMinute, 2)]),
       ),
       notes:
-        'One `freight-sync run` child process serving every account (accounts key; each account its own token pair against one simulator, its own schema); measured after every lease is held and the first passes settled. ' +
+        'One `freight-sync run` child process serving every account (accounts key; each account its own API (a simulator of its own, 40 loads) and its own schema); measured after every lease is held and the first passes settled. ' +
         'CPU from /proc/<pid>/stat over the window; state connections = PostgreSQL backends with the replica\'s PGAPPNAME (one pool shared by the accounts, state.poolSize 10). Alone: `npm run build && node dist/bench/run.js --only=idle`.',
     });
   }
