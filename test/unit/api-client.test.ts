@@ -80,11 +80,13 @@ describe('ApiClient', () => {
     nock(BASE).post('/retrieve-token').reply(200, envelope({ access_token: jwt(3600), refresh_token: 'refresh-aaaaaaaa' }));
     nock(BASE)
       .get('/loads').query(true).reply(503, { _object: '/api/error', status: 503, message: 'maintenance' })
-      .get('/loads').query(true).delay(300).reply(200, envelope([]))
+      .get('/loads').query(true).delay(3_000).reply(200, envelope([]))
       .get('/loads').query(true).reply(200, '{"_object":"/api/response","data":[{"_id":"1","refer')
       .get('/loads').query(true).reply(502, '<html><body>Bad gateway</body></html>', { 'Content-Type': 'text/html' })
       .get('/loads').query(true).reply(200, envelope([{ _id: '1', reference_number: 'A' }]));
-    const { client } = makeClient({ timeoutMs: 100 });
+    // The timeout is far from both the prompt answers and the delayed one: on a loaded machine a
+    // prompt answer took over 100 ms and counted as a second timeout (flaked in full runs).
+    const { client } = makeClient({ timeoutMs: 1_000 });
     const page = await listLoads(client, { skip: 0, limit: 50 });
     expect(page.items.map((l) => l.reference_number)).toEqual(['A']);
     expect(client.stats.retries).toBe(4);
