@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { accountLeaseService, type AccountLeaseService, type TenureSignals } from '../../src/app/account-lease-service.js';
 import type { DaemonService } from '../../src/app/daemon.js';
 import { LeaseStore, ReplicaStore, type Fence } from '../../src/state/leases/index.js';
-import { replicaPresenceService } from '../../src/app/replica-presence.js';
+import { replicaPresenceService, type ReplicaPresence } from '../../src/app/replica-presence.js';
 import { CheckpointStore, createStores } from '../../src/state/stores/index.js';
 import type { StateTables } from '../../src/state/tables.js';
 import { silentLogger } from '../../src/util/logger.js';
@@ -148,6 +148,23 @@ describe.each([
   });
 });
 
+/** An account's lease service under a replica's fair share (claim interval 20 ms, polling work). */
+function sharedLeaseService(o: { db: Kysely<StateTables>; account: string; holder: string; log: WorkLog; presence: ReplicaPresence; ttlMs: number; handOver: boolean }): AccountLeaseService {
+  return accountLeaseService({
+    account: o.account,
+    holder: o.holder,
+    leases: new LeaseStore(o.db),
+    ttlMs: o.ttlMs,
+    claimIntervalMs: 20,
+    work: pollerWork(o.db, o.holder, o.log),
+    withinShare: (claim) => o.presence.withinShare(claim),
+    ...(o.handOver ? { shouldHandOver: () => o.presence.shouldHandOver() } : {}),
+    stopSignal: new AbortController().signal,
+    abortSignal: new AbortController().signal,
+    logger: silentLogger(),
+  });
+}
+
 describe('fair share between account lease services (sqlite)', () => {
   it('with 4 accounts and 2 live replicas each runs 2', async () => {
     const target = await sqliteLeaseTarget();
@@ -161,18 +178,7 @@ describe('fair share between account lease services (sqlite)', () => {
       for (const presence of presences) await presence.start();
       for (const [i, holder] of ['A', 'B'].entries()) {
         for (const account of accounts) {
-          const s = accountLeaseService({
-            account,
-            holder,
-            leases: new LeaseStore(target.db),
-            ttlMs: 5_000,
-            claimIntervalMs: 20,
-            work: pollerWork(target.db, holder, log),
-            withinShare: (claim) => presences[i]!.withinShare(claim),
-            stopSignal: new AbortController().signal,
-            abortSignal: new AbortController().signal,
-            logger: silentLogger(),
-          });
+          const s = sharedLeaseService({ db: target.db, account, holder, log, presence: presences[i]!, ttlMs: 5_000, handOver: false });
           services.push(s);
           await s.start();
         }
@@ -202,19 +208,7 @@ describe('fair share between account lease services (sqlite)', () => {
       const holder = ['A', 'B'][i]!;
       await presences[i]!.start();
       for (const account of accounts) {
-        const s = accountLeaseService({
-          account,
-          holder,
-          leases: new LeaseStore(target.db),
-          ttlMs: 600,
-          claimIntervalMs: 20,
-          work: pollerWork(target.db, holder, log),
-          withinShare: (claim) => presences[i]!.withinShare(claim),
-          shouldHandOver: () => presences[i]!.shouldHandOver(),
-          stopSignal: new AbortController().signal,
-          abortSignal: new AbortController().signal,
-          logger: silentLogger(),
-        });
+        const s = sharedLeaseService({ db: target.db, account, holder, log, presence: presences[i]!, ttlMs: 600, handOver: true });
         services.push(s);
         await s.start();
       }
