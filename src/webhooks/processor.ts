@@ -148,10 +148,15 @@ export class WebhookProcessor {
     }
     const startedAt = Date.now();
     const work = await this.refreshAll(items, errors, signal);
+    // Events a refresh covered without being in the batch (they arrived before its GET) settle with it.
+    for (const item of work.claimed) {
+      rows.push(item.row);
+      items.push(item);
+    }
     const fetchedAt = Date.now();
     // Streams are independent (own sinks' files, own delivery lock): deliver them in parallel.
     await Promise.all(
-      [...work.values()].map(async (w) => {
+      [...work.streams.values()].map(async (w) => {
         const ids = [...w.rows].filter((id) => !errors.has(id));
         if (ids.length === 0 && w.afterCommit.length === 0) return;
         try {
@@ -186,9 +191,17 @@ export class WebhookProcessor {
     return this.deps.streams.get(name);
   }
 
-  /** Fetches what every event points at (each reference once per batch), grouped by stream. */
-  private async refreshAll(items: Item[], errors: Map<number, string>, signal: AbortSignal): Promise<Map<StreamName, StreamWork>> {
+  /**
+   * Fetches what every event points at (each reference once per batch), grouped by stream. A load
+   * refresh also claims the load's pending events that are not in the batch, read just before its
+   * GET is sent: they arrived before it, so the GET covers their changes (`claimed`). In a burst
+   * the GET of a load comes seconds after the batch was taken, and without this every event that
+   * arrived in between cost the load a second GET.
+   */
+  private async refreshAll(items: Item[], errors: Map<number, string>, signal: AbortSignal): Promise<{ streams: Map<StreamName, StreamWork>; claimed: Item[] }> {
     const work = new Map<StreamName, StreamWork>();
+    const claimed: Item[] = [];
+    const inBatch = new Set(items.map((i) => i.row.id));
     const add = (stream: WebhookStreamTarget, refreshed: Refreshed, rowIds: readonly number[]) => {
       let w = work.get(stream.definition.name);
       if (!w) work.set(stream.definition.name, (w = { stream, records: [], rejected: [], afterCommit: [], rows: new Set() }));
@@ -197,14 +210,21 @@ export class WebhookProcessor {
       w.afterCommit.push(...refreshed.afterCommit);
       for (const id of rowIds) w.rows.add(id);
     };
-    const fetches = new Map<string, { rows: number[]; stream: WebhookStreamTarget; fetch: () => Promise<Refreshed> }>();
-    const want = (key: string, stream: WebhookStreamTarget, row: number, fetch: () => Promise<Refreshed>) => {
+    interface Fetch {
+      rows: number[];
+      stream: WebhookStreamTarget;
+      fetch: () => Promise<Refreshed>;
+      /** The load a load refresh is for: its other pending events are claimed before the GET. */
+      loadRef?: string;
+    }
+    const fetches = new Map<string, Fetch>();
+    const want = (key: string, stream: WebhookStreamTarget, row: number, fetch: () => Promise<Refreshed>, loadRef?: string) => {
       const existing = fetches.get(key);
       // Rows come oldest first: the newest event's details (tombstone time) win.
       if (existing) {
         existing.rows.push(row);
         existing.fetch = fetch;
-      } else fetches.set(key, { rows: [row], stream, fetch });
+      } else fetches.set(key, { rows: [row], stream, fetch, loadRef });
     };
     const loads = this.streamOf('loads');
     const invoices = this.streamOf('invoices');
@@ -212,13 +232,29 @@ export class WebhookProcessor {
     const documentFiles = this.streamOf('documentFiles');
     const events = this.streamOf('events');
     const client = this.deps.client;
+    const claim = async (f: Fetch) => {
+      if (f.loadRef === undefined) return;
+      for (const row of await this.inbox.pendingFor(f.loadRef, [...LOAD_FAMILIES])) {
+        if (inBatch.has(row.id)) continue;
+        let event: ParsedEvent;
+        try {
+          event = parseEvent(row.body);
+        } catch {
+          continue; // left for its own batch, where it is parked as unreadable
+        }
+        inBatch.add(row.id);
+        claimed.push({ row, event });
+        f.rows.push(row.id);
+        if (events) add(events, { records: [eventRecord(row, event)], afterCommit: [] }, [row.id]);
+      }
+    };
     for (const { row, event } of items) {
       const ref = event.referenceNumber;
       const loadId = typeof event.payload._id === 'string' ? event.payload._id : null;
       const occurredAt = row.occurred_at ?? row.received_at;
       if (LOAD_FAMILIES.has(event.family) && ref && loads) {
         const options = loads.options as { includeChargeSets?: boolean; includeVendorPay?: boolean };
-        want(`load:${ref}`, loads, row.id, () => refreshLoad(client, ref, { ...options, loadId, occurredAt }, signal));
+        want(`load:${ref}`, loads, row.id, () => refreshLoad(client, ref, { ...options, loadId, occurredAt }, signal), ref);
       } else if (event.family === 'invoice' && invoices) {
         const includePaymentHistory = (invoices.options as { includePaymentHistory?: boolean }).includePaymentHistory !== false;
         for (const invoiceRef of invoiceLoadReferences(event.payload)) {
@@ -240,6 +276,7 @@ export class WebhookProcessor {
       [...fetches.values()].map((f) =>
         this.limit(async () => {
           try {
+            await claim(f);
             add(f.stream, await f.fetch(), f.rows);
           } catch (error) {
             if (isAbortError(error) && signal.aborted) throw error;
@@ -248,7 +285,7 @@ export class WebhookProcessor {
         }),
       ),
     );
-    return work;
+    return { streams: work, claimed };
   }
 
   private async settle(rows: InboxRow[], items: Item[], errors: Map<number, string>): Promise<void> {
