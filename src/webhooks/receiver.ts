@@ -12,8 +12,8 @@ export interface ReceiverOptions {
   secret: string;
   maxBodyBytes: number;
   dedupeWindowMs: number;
-  /** Deliveries are committed in groups (`acceptMany`, one transaction per group). */
-  inbox: Pick<WebhookInboxStore, 'acceptMany'>;
+  /** Deliveries are committed in groups (`acceptMany`, one transaction per group; `accept` for a group of one). */
+  inbox: Pick<WebhookInboxStore, 'accept' | 'acceptMany'>;
   metrics: OpsMetrics;
   logger: Logger;
   /** Server time (the API client's clock), so stored times compare with the event log's. */
@@ -34,7 +34,11 @@ export interface ReceiverOptions {
  */
 export function createReceiver(options: ReceiverOptions): RouteHandler {
   const { metrics, logger } = options;
-  const commits = new GroupCommitter<InboxEntry, AcceptOutcome>((entries) => options.inbox.acceptMany(entries, options.dedupeWindowMs));
+  const { inbox, dedupeWindowMs } = options;
+  // A delivery alone (a sender posting one at a time) is one autocommit INSERT, no BEGIN/COMMIT.
+  const commits = new GroupCommitter<InboxEntry, AcceptOutcome>(async (entries) =>
+    entries.length === 1 ? [await inbox.accept(entries[0]!, dedupeWindowMs)] : inbox.acceptMany(entries, dedupeWindowMs),
+  );
   const refuse = (res: ServerResponse, status: number, reason: string, headers: Record<string, string> = {}) => {
     metrics.webhooksRefused.inc({ reason });
     sendJson(res, status, { error: reason }, headers);

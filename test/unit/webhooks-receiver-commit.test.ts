@@ -15,6 +15,10 @@ class HeldInbox {
   private release: Array<() => void> = [];
   failWith: Error | undefined;
 
+  async accept(entry: InboxEntry): Promise<AcceptOutcome> {
+    return (await this.acceptMany([entry]))[0]!;
+  }
+
   async acceptMany(entries: readonly InboxEntry[]): Promise<AcceptOutcome[]> {
     this.groups.push([...entries]);
     await new Promise<void>((resolve) => this.release.push(resolve));
