@@ -54,6 +54,58 @@ interface Item {
   event: ParsedEvent;
 }
 
+/** A batch whose records are fetched and not yet delivered. */
+interface Prepared {
+  rows: InboxRow[];
+  items: Item[];
+  errors: Map<number, string>;
+  streams: Map<StreamName, StreamWork>;
+  /** What the batch covers (see `subjectOf`): kept out of the next batch until this one settled. */
+  subjects: Set<string>;
+  startedAt: number;
+  fetchedAt: number;
+}
+
+/** The subject of a row as `WebhookInboxStore.due` groups them: the load it names, or the row alone. */
+function subjectOf(row: InboxRow): string {
+  return row.reference_number ?? `#${row.id}`;
+}
+
+/**
+ * The batch in delivery while the processor fetches the next one. Its subjects are `busy`: the
+ * next batch leaves them out (their events settle with this batch, or wait for the one after), so
+ * no load is fetched by two batches at once and deliveries keep the order of the fetches.
+ */
+class DeliveryPipeline {
+  readonly busy = new Set<string>();
+  private current: Promise<void> | undefined;
+  private failure: { error: unknown } | undefined;
+
+  get active(): boolean {
+    return this.current !== undefined;
+  }
+
+  start(subjects: ReadonlySet<string>, work: () => Promise<void>): void {
+    for (const subject of subjects) this.busy.add(subject);
+    // The error is kept for `drain`: nobody awaits the promise until then.
+    this.current = work()
+      .catch((error: unknown) => void (this.failure = { error }))
+      .finally(() => {
+        for (const subject of subjects) this.busy.delete(subject);
+      });
+  }
+
+  /** Waits for the batch in delivery; rethrows its failure. */
+  async drain(): Promise<void> {
+    const current = this.current;
+    if (current) await current;
+    if (this.current === current) this.current = undefined;
+    const failure = this.failure;
+    this.failure = undefined;
+    if (failure) throw failure.error;
+  }
+}
+
 /** Records for one stream from one batch, and which inbox rows they came from. */
 interface StreamWork {
   stream: WebhookStreamTarget;
@@ -104,18 +156,37 @@ export class WebhookProcessor {
       baseDelayMs: this.options.failurePauseMs?.base ?? IDLE_POLL_MS * 5,
       maxDelayMs: this.options.failurePauseMs?.max,
     };
-    await runSupervisedLoop({ name: 'webhook processor', logger: this.logger, signal, ...configured }, async () => {
-      try {
-        // A reauth_required account: the events wait in the inbox (no attempt used, none parked).
-        if (await this.paused()) return void (await this.wakeup.wait(IDLE_POLL_MS, signal));
-        const processed = await this.processDue(writeSignal);
-        if (processed === 0) await this.wakeup.wait(IDLE_POLL_MS, signal);
-      } catch (error) {
-        // Aborted writes at the second signal end the loop quietly.
-        if (isAbortError(error) && writeSignal.aborted) return void (await this.wakeup.wait(IDLE_POLL_MS, signal));
-        throw error;
-      }
-    });
+    // The batch being delivered while the next one is fetched (the sink's writes and fsyncs overlap the GETs).
+    const pipeline = new DeliveryPipeline();
+    try {
+      await runSupervisedLoop({ name: 'webhook processor', logger: this.logger, signal, ...configured }, async () => {
+        try {
+          // A reauth_required account: the events wait in the inbox (no attempt used, none parked).
+          if (await this.paused()) {
+            await pipeline.drain();
+            return void (await this.wakeup.wait(IDLE_POLL_MS, signal));
+          }
+          const prepared = await this.prepare(writeSignal, pipeline.busy);
+          if (!prepared) {
+            // The loads of the batch in delivery may have due events: look again once it settled.
+            if (pipeline.active) return void (await pipeline.drain());
+            return void (await this.wakeup.wait(IDLE_POLL_MS, signal));
+          }
+          // Batches are delivered in the order they were fetched; a failure of the one before surfaces here.
+          await pipeline.drain();
+          pipeline.start(prepared.subjects, () => this.complete(prepared, writeSignal));
+        } catch (error) {
+          // Aborted writes at the second signal end the loop quietly.
+          if (isAbortError(error) && writeSignal.aborted) return void (await this.wakeup.wait(IDLE_POLL_MS, signal));
+          throw error;
+        }
+      });
+    } finally {
+      // Stopping finishes the batch in hand: its GETs were made, its events settle now.
+      await pipeline.drain().catch((error: unknown) => {
+        if (!(isAbortError(error) && writeSignal.aborted)) this.logger.error({ err: error }, 'the last webhook batch could not be completed; its events stay pending');
+      });
+    }
   }
 
   private async paused(): Promise<boolean> {
@@ -130,13 +201,21 @@ export class WebhookProcessor {
     return reason !== undefined;
   }
 
-  /** One batch of due events (every due event of the `batchSize` longest-waiting loads); returns how many rows it took. */
+  /** One batch of due events (every due event of the `batchSize` longest-waiting loads), fetched and delivered; returns how many rows it took. */
   async processDue(signal: AbortSignal): Promise<number> {
+    const prepared = await this.prepare(signal, new Set());
+    if (!prepared) return 0;
+    await this.complete(prepared, signal);
+    return prepared.rows.length;
+  }
+
+  /** Takes a batch (leaving out the subjects `busy` in delivery) and fetches what it names; undefined when nothing is due. */
+  private async prepare(signal: AbortSignal, busy: ReadonlySet<string>): Promise<Prepared | undefined> {
     // The server's clock, as the receiver and the catch-up stamp `next_attempt_at` (received_at):
     // with this process's clock, an API clock running ahead delayed every event by the offset.
     const now = this.deps.client.clock.now().toISOString();
-    const rows = await this.inbox.due(this.options.batchSize, now);
-    if (rows.length === 0) return 0;
+    const rows = await this.inbox.due(this.options.batchSize, now, undefined, [...busy]);
+    if (rows.length === 0) return undefined;
     const errors = new Map<number, string>();
     const items: Item[] = [];
     for (const row of rows) {
@@ -153,10 +232,17 @@ export class WebhookProcessor {
       rows.push(item.row);
       items.push(item);
     }
-    const fetchedAt = Date.now();
+    const subjects = new Set(rows.map(subjectOf));
+    return { rows, items, errors, streams: work.streams, subjects, startedAt, fetchedAt: Date.now() };
+  }
+
+  /** Delivers a fetched batch to the sinks of its streams and settles its events. */
+  private async complete(batch: Prepared, signal: AbortSignal): Promise<void> {
+    const { rows, items, errors } = batch;
+    const deliverFrom = Date.now();
     // Streams are independent (own sinks' files, own delivery lock): deliver them in parallel.
     await Promise.all(
-      [...work.streams.values()].map(async (w) => {
+      [...batch.streams.values()].map(async (w) => {
         const ids = [...w.rows].filter((id) => !errors.has(id));
         if (ids.length === 0 && w.afterCommit.length === 0) return;
         try {
@@ -181,10 +267,17 @@ export class WebhookProcessor {
     const deliveredAt = Date.now();
     await this.settle(rows, items, errors);
     this.logger.debug(
-      { events: rows.length, failed: errors.size, fetchMs: fetchedAt - startedAt, deliverMs: deliveredAt - fetchedAt, settleMs: Date.now() - deliveredAt },
+      {
+        events: rows.length,
+        failed: errors.size,
+        fetchMs: batch.fetchedAt - batch.startedAt,
+        // Waiting for the batch before it to be delivered.
+        queuedMs: deliverFrom - batch.fetchedAt,
+        deliverMs: deliveredAt - deliverFrom,
+        settleMs: Date.now() - deliveredAt,
+      },
       'webhook batch processed',
     );
-    return rows.length;
   }
 
   private streamOf(name: StreamName): WebhookStreamTarget | undefined {

@@ -65,9 +65,10 @@ export class WebhookInboxStore {
    * (when it happened for event-log rows, when it arrived for deliveries), so a burst of events for
    * one load is taken — and refreshed once — together with that load's first event, a change the
    * catch-up read from the event log is not queued behind a burst that arrived after it, and a
-   * subject that has waited longer is never overtaken (no starvation).
+   * subject that has waited longer is never overtaken (no starvation). `exclude`: subjects left
+   * out (those of the batch in delivery; they come back in the batch after it).
    */
-  async due(subjects: number, now: string, maxRows = subjects * ROWS_PER_SUBJECT): Promise<InboxRow[]> {
+  async due(subjects: number, now: string, maxRows = subjects * ROWS_PER_SUBJECT, exclude: readonly string[] = []): Promise<InboxRow[]> {
     const subject = sql<string>`coalesce(reference_number, '#' || id)`;
     return this.db
       .with('oldest', (db) =>
@@ -76,6 +77,8 @@ export class WebhookInboxStore {
           .select([subject.as('subject'), sql<string>`min(coalesce(occurred_at, received_at))`.as('since'), (eb) => eb.fn.min<number>('id').as('first_id')])
           .where('state', '=', 'pending')
           .where('next_attempt_at', '<=', now)
+          // Subjects of the batch still in delivery (the processor fetches the next one meanwhile).
+          .$if(exclude.length > 0, (qb) => qb.where(subject, 'not in', [...exclude]))
           .groupBy(subject)
           .orderBy('since')
           .orderBy('first_id')
