@@ -154,7 +154,7 @@ async function main(): Promise<void> {
     sections.push({
       title: 'Webhooks: change → CSV row and receipt → CSV row latency, `freight-sync run` with default mappings, polling off (goals: receipt → sink p95 ≤ 300 ms at 100 events/s, 0 missing)',
       table: renderTable(
-        ['events/s asked', 'events/s', 'load events', 'change→sink p50/p95/max ms', 'receipt→sink p50/p95/max ms', 'receipt→200 p50/p95 ms', 'missing'],
+        ['events/s asked', 'events/s', 'load events', 'change→sink p50/p95/max ms', 'receipt→sink p50/p95/max ms', 'receipt→200 p50/p95 ms', 'missing', 'daemon CPU s / 1000 events'],
         rows.map((r) => [
           r.targetPerSecond,
           fixed(r.eventsPerSecond, 1),
@@ -163,6 +163,7 @@ async function main(): Promise<void> {
           `${ms(r.receiptToSink.p50Ms)} / ${ms(r.receiptToSink.p95Ms)} / ${ms(r.receiptToSink.maxMs)}`,
           `${ms(r.receiptToAnswer.p50Ms)} / ${ms(r.receiptToAnswer.p95Ms)}`,
           r.missing,
+          fixed(r.daemonCpuPer1000Events, 2),
         ]),
       ),
       notes:
@@ -179,8 +180,8 @@ async function main(): Promise<void> {
     sections.push({
       title: `Webhooks: drain time of a burst of ${events} events touching ${loads} loads, 8 req/s server limit (goal for 5,000/500: ≤ 90 s, one GET per load, 0 not in sink)`,
       table: renderTable(
-        ['events', 'loads', 'limit req/s', 'received s', 'drained s', 'drained after receipt s', 'GET /loads/<ref>', 'GETs ÷ loads', '429s', 'not in sink'],
-        [[r.events, r.loads, r.rateLimit, fixed(r.receiveSeconds, 1), fixed(r.drainSeconds, 1), fixed(r.afterReceiptSeconds, 1), r.loadGets, fixed(r.loadGets / r.loads), r.rateLimited, r.notInSink]],
+        ['events', 'loads', 'limit req/s', 'received s', 'drained s', 'drained after receipt s', 'GET /loads/<ref>', 'GETs ÷ loads', '429s', 'not in sink', 'daemon CPU s receiving', 'bench CPU s receiving'],
+        [[r.events, r.loads, r.rateLimit, fixed(r.receiveSeconds, 1), fixed(r.drainSeconds, 1), fixed(r.afterReceiptSeconds, 1), r.loadGets, fixed(r.loadGets / r.loads), r.rateLimited, r.notInSink, fixed(r.daemonCpuWhileReceiving, 2), fixed(r.benchCpuWhileReceiving, 2)]],
       ),
       notes:
         'The bench posts signed load events (each load named events ÷ loads times, interleaved) to `freight-sync run` (polling off, CSV sink, default mappings) as fast as the receiver takes them; ' +

@@ -40,6 +40,8 @@ export interface WebhookLatencyResult {
   receiptToAnswer: LatencyStats;
   /** Load events whose change never reached the CSV sink (must be 0). */
   missing: number;
+  /** CPU seconds the daemon used from the first event to the inbox worked off, per 1,000 events (independent of how loaded the machine is). */
+  daemonCpuPer1000Events: number;
 }
 
 /**
@@ -67,6 +69,7 @@ export async function benchWebhookLatency(options: { perSecond: number; seconds?
     const { url, out, statePath } = run;
     sim.configure({ webhooks: { url, secret: SECRET } });
     const before = sim.eventTimings().length;
+    const cpuBefore = run.cpuSeconds();
     const started = Date.now();
     // Paced from here, not by the simulator's timer: steps are taken while the events emitted
     // trail the pace, so the rate is the one asked for whatever a step emits.
@@ -80,6 +83,7 @@ export async function benchWebhookLatency(options: { perSecond: number; seconds?
     // Nothing changes any more: every delivery made, then the inbox worked off.
     await sim.webhooksIdle();
     await until(() => inboxCount(statePath, "state = 'pending'") === 0, 120_000, 'the inbox is worked off');
+    const daemonCpu = run.cpuSeconds() - cpuBefore;
 
     const timings = new Map(sim.eventTimings().map((t) => [t._id, t]));
     const events: Array<{ ref: string; changedAt: number; sentAt: number; answeredAt: number }> = [];
@@ -116,6 +120,7 @@ export async function benchWebhookLatency(options: { perSecond: number; seconds?
       receiptToSink: stats(receiptToSink),
       receiptToAnswer: stats(receiptToAnswer),
       missing,
+      daemonCpuPer1000Events: (daemonCpu / emitted) * 1000,
     };
   } finally {
     run?.kill();
