@@ -20,6 +20,7 @@ import { runSupervisedLoop } from '../util/supervised-loop.js';
 
 const IDLE_POLL_MS = 1_000;
 const MAX_RETRY_DELAY_MS = 5 * 60_000;
+const CLAIM_AFTER_MS = 250;
 
 export interface ProcessorOptions {
   batchSize: number;
@@ -28,6 +29,8 @@ export interface ProcessorOptions {
   maxConsecutiveFailures?: number;
   /** Pause after a failing pass, doubling up to `max` (default 5 s doubling to 60 s). */
   failurePauseMs?: { base: number; max: number };
+  /** A load refresh sent this long (ms) after its batch was taken first claims the load's newer pending events (default 250). */
+  claimAfterMs?: number;
 }
 
 /** A configured stream the processor can deliver to (loads, invoices, loadDocuments, events). */
@@ -168,8 +171,9 @@ export class WebhookProcessor {
           }
           const prepared = await this.prepare(writeSignal, pipeline.busy);
           if (!prepared) {
-            // The loads of the batch in delivery may have due events: look again once it settled.
-            if (pipeline.active) return void (await pipeline.drain());
+            // Events of the loads in delivery that arrived meanwhile have woken the wakeup: it
+            // returns at once for them after the drain (no second look at an inbox that had nothing).
+            await pipeline.drain();
             return void (await this.wakeup.wait(IDLE_POLL_MS, signal));
           }
           // Batches are delivered in the order they were fetched; a failure of the one before surfaces here.
@@ -325,8 +329,11 @@ export class WebhookProcessor {
     const documentFiles = this.streamOf('documentFiles');
     const events = this.streamOf('events');
     const client = this.deps.client;
+    const takenAt = Date.now();
     const claim = async (f: Fetch) => {
-      if (f.loadRef === undefined) return;
+      // A GET sent right after the batch was taken would find next to nothing to claim: the read
+      // pays off when the GET waited for the rate budget (a burst), not at every refresh.
+      if (f.loadRef === undefined || Date.now() - takenAt < (this.options.claimAfterMs ?? CLAIM_AFTER_MS)) return;
       for (const row of await this.inbox.pendingFor(f.loadRef, [...LOAD_FAMILIES])) {
         if (inBatch.has(row.id)) continue;
         let event: ParsedEvent;

@@ -164,7 +164,8 @@ describe('webhook bursts are coalesced per load', () => {
         read = true;
         return rows;
       };
-      const processor = composeWebhookProcessor(app);
+      // Claim at every refresh (by default only a GET that waited for the rate budget claims).
+      const processor = composeWebhookProcessor(app, undefined, { claimAfterMs: 0 });
       const before = loadGets(sim);
       const signal = new AbortController().signal;
       expect(await processor.processDue(signal)).toBe(5);
