@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,34 +13,54 @@ import { startSimulator, type SimulatorHandle } from '../src/simulator/index.js'
 import { simulatorApiConfig } from './simulator-api-config.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const CLI = path.resolve(here, '../src/cli/bin.js');
+/** `BENCH_DAEMON_CLI`: another build's `dist/src/cli/bin.js` (a before/after comparison runs one bench against two daemons). */
+const CLI = process.env['BENCH_DAEMON_CLI'] ?? path.resolve(here, '../src/cli/bin.js');
+/** `BENCH_DAEMON_NODE_ARGS`: node flags for the daemon only (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`). */
+const DAEMON_NODE_ARGS = (process.env['BENCH_DAEMON_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
+/** `BENCH_DAEMON_LOG=debug:/tmp/daemon.log`: the daemon's log level, and a file its log lines are appended to (profiling). */
+const [DAEMON_LOG_LEVEL, DAEMON_LOG_FILE] = (process.env['BENCH_DAEMON_LOG'] ?? 'warn').split(':');
 const SECRET = 'bench-webhook-secret-5d1e';
-/** The simulator stamps a tie group of loads with one time and emits each event a moment later. */
-const TIE_TOLERANCE_MS = 100;
-
-export interface WebhookLatencyResult {
-  /** Load events the simulator emitted (each one a change a webhook announced). */
-  loadEvents: number;
-  /** How fast the mutator produced them. */
-  eventsPerSecond: number;
+export interface LatencyStats {
   p50Ms: number;
   p95Ms: number;
   maxMs: number;
+}
+
+export interface WebhookLatencyResult {
+  /** The pace asked for: deliveries (events of every family) per second. */
+  targetPerSecond: number;
+  /** The pace reached: events the simulator emitted per second while the mutator ran. */
+  eventsPerSecond: number;
+  /** Load events among them (each one a change of a load the CSV sink must receive). */
+  loadEvents: number;
+  /** Change → sink: the first CSV file holding the change − when the load changed (its new updatedAt). */
+  changeToSink: LatencyStats;
+  /** Receipt → sink: the same file − when the simulator sent the delivery the daemon answered 200. */
+  receiptToSink: LatencyStats;
+  /** Receipt → 200: how long the receiver took to commit the event and answer. */
+  receiptToAnswer: LatencyStats;
   /** Load events whose change never reached the CSV sink (must be 0). */
   missing: number;
+  /** CPU seconds the daemon used from the first event to the inbox worked off, per 1,000 events (independent of how loaded the machine is). */
+  daemonCpuPer1000Events: number;
 }
 
 /**
- * Webhook latency end to end: `freight-sync run` (a child process, webhooks on, polling off with a
- * yearly cron, the CSV connector with its DEFAULT mappings) receives the simulator's signed
- * webhooks while the mutator changes loads at a steady pace. Latency per load event = mtime of the
- * first CSV file holding the changed load at or after the change − the event's createdAt (server
- * clock, same host, no offset). Moved here from the integration suite: a timed assertion does not
- * belong in tests that run on a loaded machine; the test keeps asserting that every change arrives.
+ * Webhook latency end to end at a steady pace of `perSecond` events (deliveries) per second:
+ * `freight-sync run` (a child process, webhooks on, polling off with a yearly cron, the CSV
+ * connector with its DEFAULT mappings) receives the simulator's signed webhooks while the bench
+ * runs mutator steps so that the events emitted keep up with `perSecond` × elapsed time (a step
+ * can change a whole tie group of loads at once: the pace is steady on average, bursty up close).
+ * Per load event, from the simulator's own timing (`eventTimings`, simulator-only: the API's
+ * event has no change time): change → sink = mtime of the first CSV file holding the load at or
+ * after the change − the change time; receipt → sink = the same mtime − when the delivery that was
+ * answered 200 was sent (a change already in the sink when its own event arrives counts 0).
+ * Server clock and file times are the same host's clock (no offset configured). Moved here from
+ * the integration suite: a timed assertion does not belong in tests that run on a loaded machine;
+ * the test keeps asserting that every change arrives.
  */
-export async function benchWebhookLatency(options: { changes?: number; intervalMs?: number; perTick?: number } = {}): Promise<WebhookLatencyResult> {
-  const changes = options.changes ?? 1000;
-  const mutator = { intervalMs: options.intervalMs ?? 100, perTick: options.perTick ?? 5 };
+export async function benchWebhookLatency(options: { perSecond: number; seconds?: number }): Promise<WebhookLatencyResult> {
+  const seconds = options.seconds ?? 30;
   const sim = await startSimulator({ variant: 'main', seed: 11, loads: 3000, clientId: 'bench', clientSecret: 'bench-secret' });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'freight-sync-bench-webhooks-'));
   let run: WebhookRun | undefined;
@@ -48,42 +69,69 @@ export async function benchWebhookLatency(options: { changes?: number; intervalM
     run = await startWebhookRun(sim, dir, { requestsPerSecond: 2000, streams: ['loads', 'invoices', 'events'] });
     const { url, out, statePath } = run;
     sim.configure({ webhooks: { url, secret: SECRET } });
+    const before = sim.eventTimings().length;
+    const cpuBefore = run.cpuSeconds();
     const started = Date.now();
-    sim.configure({ mutator: { enabled: true, ...mutator } });
-    await until(() => (inboxCount(statePath, "family = 'load'") ?? 0) >= changes, 300_000, `${changes} load events received`);
-    const seconds = (Date.now() - started) / 1000;
-    sim.configure({ mutator: { enabled: false, ...mutator } });
+    // Paced from here, not by the simulator's timer: steps are taken while the events emitted
+    // trail the pace, so the rate is the one asked for whatever a step emits.
+    while (Date.now() - started < seconds * 1000) {
+      const due = ((Date.now() - started) / 1000) * options.perSecond;
+      while (sim.eventTimings().length - before < due) await sim.mutate(1);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    const emitted = sim.eventTimings().length - before;
+    const elapsed = (Date.now() - started) / 1000;
     // Nothing changes any more: every delivery made, then the inbox worked off.
     await sim.webhooksIdle();
     await until(() => inboxCount(statePath, "state = 'pending'") === 0, 120_000, 'the inbox is worked off');
+    const daemonCpu = run.cpuSeconds() - cpuBefore;
 
-    const events: Array<{ ref: string; at: number }> = [];
+    const timings = new Map(sim.eventTimings().map((t) => [t._id, t]));
+    const events: Array<{ ref: string; changedAt: number; sentAt: number; answeredAt: number }> = [];
     for await (const e of sim.truth('webhookEvents')) {
       const data = e['data'] as Record<string, unknown> | undefined;
-      if (String(e['eventType']).startsWith('load#') && data?.['reference_number']) events.push({ ref: String(data['reference_number']), at: Date.parse(String(e['createdAt'])) });
+      const timing = timings.get(Number(e['_id']));
+      if (!timing || !String(e['eventType']).startsWith('load#') || !data?.['reference_number']) continue;
+      if (timing.sentAt === null || timing.answeredAt === null) throw new Error(`bench: event ${String(e['_id'])} was never delivered`);
+      events.push({ ref: String(data['reference_number']), changedAt: Date.parse(timing.changedAt), sentAt: Date.parse(timing.sentAt), answeredAt: Date.parse(timing.answeredAt) });
     }
     const byKey = rowsByKey(out, 'loads');
-    const latencies: number[] = [];
+    const changeToSink: number[] = [];
+    const receiptToSink: number[] = [];
+    const receiptToAnswer: number[] = [];
     let missing = 0;
     for (const event of events) {
-      const landed = (byKey.get(event.ref) ?? []).filter((r) => r.updated >= event.at - TIE_TOLERANCE_MS).map((r) => r.mtime);
-      if (landed.length === 0) missing++;
-      else latencies.push(Math.min(...landed) - event.at);
+      receiptToAnswer.push(event.answeredAt - event.sentAt);
+      // The change time is the load's new updatedAt, to the millisecond: the row that carries it (or a later one).
+      const landed = (byKey.get(event.ref) ?? []).filter((r) => r.updated >= event.changedAt).map((r) => r.mtime);
+      if (landed.length === 0) {
+        missing++;
+        continue;
+      }
+      const first = Math.min(...landed);
+      changeToSink.push(first - event.changedAt);
+      receiptToSink.push(Math.max(0, first - event.sentAt));
     }
     await run.stop();
     return {
+      targetPerSecond: options.perSecond,
+      eventsPerSecond: emitted / elapsed,
       loadEvents: events.length,
-      eventsPerSecond: events.length / seconds,
-      p50Ms: percentile(latencies, 50),
-      p95Ms: percentile(latencies, 95),
-      maxMs: latencies.length ? Math.max(...latencies) : Number.NaN,
+      changeToSink: stats(changeToSink),
+      receiptToSink: stats(receiptToSink),
+      receiptToAnswer: stats(receiptToAnswer),
       missing,
+      daemonCpuPer1000Events: (daemonCpu / emitted) * 1000,
     };
   } finally {
     run?.kill();
     await sim.close();
     fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+function stats(values: readonly number[]): LatencyStats {
+  return { p50Ms: percentile(values, 50), p95Ms: percentile(values, 95), maxMs: values.length ? Math.max(...values) : Number.NaN };
 }
 
 export interface WebhookBurstResult {
@@ -103,6 +151,12 @@ export interface WebhookBurstResult {
   rateLimited: number;
   /** Loads of the burst whose latest CSV row does not carry the truth's updatedAt (must be 0). */
   notInSink: number;
+  /** CPU seconds the daemon used while the burst was received (where the receipt time goes). */
+  daemonCpuWhileReceiving: number;
+  /** CPU seconds this process (the posters; the simulator answers the daemon's GETs meanwhile) used then. */
+  benchCpuWhileReceiving: number;
+  /** CPU seconds the daemon used from the last 200 to the drain. */
+  daemonCpuAfterReceipt: number;
 }
 
 /**
@@ -133,32 +187,58 @@ export async function benchWebhookBurst(options: { events?: number; loads?: numb
     const limitedBefore = sim.stats().rateLimited;
 
     const started = Date.now();
+    const cpuStart = { daemon: run.cpuSeconds(), bench: process.cpuUsage() };
     let next = 0;
     const post = async () => {
       for (let i = next++; i < events; i = next++) {
         const load = truth[i % truth.length]!;
         const body = JSON.stringify({ eventType: 'load#info_updated', reference_number: load['reference_number'], _id: load['_id'], changedValues: { officeNote: `burst ${i}` } });
         const signature = `sha1=${createHmac('sha1', SECRET).update(body).digest('hex')}`;
-        const response = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Hub-Signature': signature }, body });
-        await response.arrayBuffer();
-        if (response.status !== 200) throw new Error(`bench: delivery ${i} answered ${response.status}`);
+        const status = await postOnce(agent, url, body, signature);
+        if (status !== 200) throw new Error(`bench: delivery ${i} answered ${status}`);
       }
     };
-    await Promise.all(Array.from({ length: 16 }, post));
+    // node:http with keep-alive, not fetch: fetch cost this process ~1.6 ms of CPU per delivery, and
+    // on a shared 2-core machine the posters, not the receiver, then set the pace of the burst.
+    const agent = new http.Agent({ keepAlive: true, maxSockets: POSTERS });
+    await Promise.all(Array.from({ length: POSTERS }, post)).finally(() => agent.destroy());
     const receiveSeconds = (Date.now() - started) / 1000;
+    const benchCpu = process.cpuUsage(cpuStart.bench);
+    const daemonCpuReceived = run.cpuSeconds();
     await until(() => inboxCount(statePath, "state = 'pending'") === 0, 1_800_000, 'the burst is drained');
     const drainSeconds = (Date.now() - started) / 1000;
+    const daemonCpuDrained = run.cpuSeconds();
 
     const byKey = latestUpdated(out, 'loads');
     const notInSink = truth.filter((load) => byKey.get(String(load['reference_number'])) !== Date.parse(String(load['updatedAt']))).length;
     const stats = sim.stats();
     await run.stop();
-    return { events, loads, rateLimit, receiveSeconds, drainSeconds, afterReceiptSeconds: drainSeconds - receiveSeconds, loadGets: loadGets(stats.byRoute) - getsBefore, rateLimited: stats.rateLimited - limitedBefore, notInSink };
+    return { events, loads, rateLimit, receiveSeconds, drainSeconds, afterReceiptSeconds: drainSeconds - receiveSeconds, loadGets: loadGets(stats.byRoute) - getsBefore, rateLimited: stats.rateLimited - limitedBefore,
+      notInSink,
+      daemonCpuWhileReceiving: daemonCpuReceived - cpuStart.daemon,
+      benchCpuWhileReceiving: (benchCpu.user + benchCpu.system) / 1e6,
+      daemonCpuAfterReceipt: daemonCpuDrained - daemonCpuReceived,
+    };
   } finally {
     run?.kill();
     await sim.close();
     fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+const POSTERS = 16;
+
+/** One signed delivery; resolves with the status once the answer was read. */
+function postOnce(agent: http.Agent, url: string, body: string, signature: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(url, { method: 'POST', agent, headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), 'X-Hub-Signature': signature } }, (response) => {
+      response.resume();
+      response.once('end', () => resolve(response.statusCode ?? 0));
+      response.once('error', reject);
+    });
+    request.once('error', reject);
+    request.end(body);
+  });
 }
 
 /** Answers to `GET /loads/<ref>` the simulator counted (every status but 429, counted apart). */
@@ -183,6 +263,8 @@ interface WebhookRun {
   statePath: string;
   /** SIGTERM, then wait for the exit. */
   stop(): Promise<void>;
+  /** CPU seconds (user + system) the daemon process used so far (Linux /proc; NaN elsewhere). */
+  cpuSeconds(): number;
   kill(): void;
 }
 
@@ -202,7 +284,7 @@ async function startWebhookRun(sim: SimulatorHandle, dir: string, options: { req
     stringify({
       api: simulatorApiConfig(sim, { requestsPerSecond: options.requestsPerSecond, maxInFlight: 4 }),
       state: { path: statePath },
-      log: { level: 'warn', pretty: false },
+      log: { level: DAEMON_LOG_LEVEL ?? 'warn', pretty: false },
       http: { enabled: false },
       webhooks: { enabled: true, listen: `127.0.0.1:${port}`, path: webhookPath, secret: SECRET, catchUpInterval: 'PT0S' },
       sync: {
@@ -212,9 +294,12 @@ async function startWebhookRun(sim: SimulatorHandle, dir: string, options: { req
       connectors: { out: { type: 'csv', options: { directory: out } } },
     }),
   );
-  const child = spawn(process.execPath, [CLI, 'run', '--no-initial-sync', '-c', configFile], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [...DAEMON_NODE_ARGS, CLI, 'run', '--no-initial-sync', '-c', configFile], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => {
+    stderr = (stderr + d.toString()).slice(-10_000);
+    if (DAEMON_LOG_FILE) fs.appendFileSync(DAEMON_LOG_FILE, d);
+  });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = `http://127.0.0.1:${port}${webhookPath}`;
   const kill = () => void (child.exitCode === null && child.kill('SIGKILL'));
@@ -235,11 +320,22 @@ async function startWebhookRun(sim: SimulatorHandle, dir: string, options: { req
     out,
     statePath,
     kill,
+    cpuSeconds: () => processCpuSeconds(child.pid),
     async stop() {
       child.kill('SIGTERM');
       await exited;
     },
   };
+}
+
+function processCpuSeconds(pid: number | undefined): number {
+  try {
+    // Fields 14 and 15 of /proc/<pid>/stat (after the parenthesised name): utime, stime in clock ticks (100/s on Linux).
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return Number.NaN;
+  }
 }
 
 /** Rows of the daemon's webhook inbox matching `where`; undefined while the table does not exist yet. */
@@ -302,13 +398,13 @@ async function freePort(): Promise<number> {
   });
 }
 
-// `node dist/bench/webhook-latency.js` runs it alone.
+// `node dist/bench/webhook-latency.js` runs the latency bench alone (`BENCH_WEBHOOK_EVENTS_PER_S`, default 100, for `BENCH_WEBHOOK_SECONDS`, default 30).
 // `BENCH_WEBHOOK_BURST=5000` runs the burst drain instead (`BENCH_WEBHOOK_BURST_LOADS`, `BENCH_WEBHOOK_RATE`).
 if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(new URL(import.meta.url).pathname)) {
   const burst = process.env['BENCH_WEBHOOK_BURST'];
   (burst
     ? benchWebhookBurst({ events: Number(burst), loads: Number(process.env['BENCH_WEBHOOK_BURST_LOADS'] ?? 500), rateLimit: Number(process.env['BENCH_WEBHOOK_RATE'] ?? 8) })
-    : benchWebhookLatency({ changes: Number(process.env['BENCH_WEBHOOK_CHANGES'] ?? 1000) })
+    : benchWebhookLatency({ perSecond: Number(process.env['BENCH_WEBHOOK_EVENTS_PER_S'] ?? 100), seconds: Number(process.env['BENCH_WEBHOOK_SECONDS'] ?? 30) })
   ).then(
     (result) => process.stdout.write(`${JSON.stringify(result)}\n`),
     (error: unknown) => {

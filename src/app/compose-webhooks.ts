@@ -1,6 +1,6 @@
 import type { StreamName } from '../sync/stream-definition.js';
 import type { FreightSyncConfig } from '../config/types.js';
-import { WebhookProcessor, type WebhookStreamTarget } from '../webhooks/processor.js';
+import { WebhookProcessor, type ProcessorOptions, type WebhookStreamTarget } from '../webhooks/processor.js';
 import type { AppContext } from './app-context.js';
 
 /** How `run` supervises its loops (the config's `supervision` section, or a test's). */
@@ -10,7 +10,7 @@ export interface Supervision {
 }
 
 /** The webhook inbox processor, delivering to the app's streams (`run`, and `rejected retry` of parked events). */
-export function composeWebhookProcessor(app: AppContext, supervision: Supervision = supervisionOf(app.config)): WebhookProcessor {
+export function composeWebhookProcessor(app: AppContext, supervision: Supervision = supervisionOf(app.config), tuning: Pick<ProcessorOptions, 'claimAfterMs'> = {}): WebhookProcessor {
   const targets = new Map<StreamName, WebhookStreamTarget>(
     app.streams.map((s) => [s.definition.name, { definition: s.definition, sinks: app.sinksFor(s), options: s.options }]),
   );
@@ -24,7 +24,7 @@ export function composeWebhookProcessor(app: AppContext, supervision: Supervisio
       logger: app.logger.child({ component: 'webhook-processor' }),
     },
     app.stores.webhookInbox,
-    { batchSize: app.config.webhooks.batchSize, maxAttempts: app.config.webhooks.maxAttempts, ...supervision },
+    { batchSize: app.config.webhooks.batchSize, maxAttempts: app.config.webhooks.maxAttempts, ...supervision, ...tuning },
   );
 }
 

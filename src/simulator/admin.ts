@@ -38,6 +38,10 @@ export function createAdminHandler(handle: () => SimulatorHandle, clock: ServerC
       res.end(buffer);
       return;
     }
+    if (method === 'GET' && path === '/event-timings') {
+      json(res, 200, sim.eventTimings());
+      return;
+    }
     if (method === 'GET' && path === '/stats') {
       json(res, 200, sim.stats());
       return;

@@ -56,17 +56,19 @@ export class Changes {
 
   /** An `invoice#*` event (§6.4 shape: the invoice in `data`). */
   emitInvoiceEvent(eventType: string, invoice: Rec, changedValues: Record<string, unknown>): void {
-    this.emit(eventType, { data: invoice, dbId: invoice['_id'], changedValues, eventType });
+    this.emit(eventType, { data: invoice, dbId: invoice['_id'], changedValues, eventType }, invoice);
   }
 
-  private emit(eventType: string, payload: Record<string, unknown>): void {
-    this.store.events.emit(eventType, payload, this.webhookUrl());
+  /** `changed`: the record the event is about, whose updatedAt is when the change happened. */
+  private emit(eventType: string, payload: Record<string, unknown>, changed: Rec): void {
+    const updatedAt = changed['updatedAt'];
+    this.store.events.emit(eventType, payload, this.webhookUrl(), typeof updatedAt === 'string' ? updatedAt : undefined);
   }
 
   private emitLoadEvent(eventType: string, load: Load, changedValues: Record<string, unknown>): void {
     const body = { changedValues, _id: load['_id'], reference_number: load['reference_number'], eventType };
     // Brokerage wraps load change payloads under `data` (§6.4).
-    this.emit(eventType, this.ctx.variant === 'brokerage' ? { eventType, data: body } : body);
+    this.emit(eventType, this.ctx.variant === 'brokerage' ? { eventType, data: body } : body, load);
   }
 
   /** Applies field changes to a load; returns the new record. `now` lets a batch share one timestamp. */
@@ -95,14 +97,14 @@ export class Changes {
   /** Brokerage: a milestone (e.g. `outgated`) sets its date and `milestoneStatus`; one `load#milestone`, no other event. */
   recordMilestone(p: number, event: Milestone, actor: Actor, now = this.store.clock.iso()): Load {
     const { next } = this.applyLoad(p, { milestoneStatus: event, [MILESTONES[event]]: now }, actor, now);
-    this.emit('load#milestone', milestonePayload(next, event, now, now));
+    this.emit('load#milestone', milestonePayload(next, event, now, now), next);
     return next;
   }
 
   /** Brokerage: a tender accepted or rejected (its EDI code kept in `acceptRejectCode`); one `tendor#status_changed`. */
   changeTender(p: number, status: TenderStatus, actor: Actor, now = this.store.clock.iso()): Load {
     const { next } = this.applyLoad(p, { acceptRejectCode: ACCEPT_REJECT_CODES[status] }, actor, now);
-    this.emit('tendor#status_changed', tenderPayload(next, status));
+    this.emit('tendor#status_changed', tenderPayload(next, status), next);
     return next;
   }
 
@@ -177,7 +179,7 @@ export class Changes {
     this.store.loads.put(p, next);
     if (eventType) {
       const body = { changedValues: { type, url }, _id: next['_id'], reference_number: next['reference_number'], eventType };
-      this.emit(eventType, body);
+      this.emit(eventType, body, next);
     }
     if (this.ctx.variant === 'main') {
       this.store.loadAudits.add({ action: 'DOCUMENT_UPLOAD', entityId: String(next['reference_number']), actorId: actor.id, actorDetail: { name: actor.name }, createdAt: now, newData: { type, url } });

@@ -3,6 +3,7 @@ import type { ConfigurePatch, SimulatorOptions } from './options.js';
 import type { SimulatorStats } from './stats.js';
 import type { TruthResource } from './truth.js';
 import type { DocumentTruth } from './documents.js';
+import type { EventTiming } from './events.js';
 
 export interface SimulatorHandle {
   /** e.g. http://127.0.0.1:PORT/v1 */
@@ -31,6 +32,11 @@ export interface SimulatorHandle {
    * changes or removes the entry at `index` (default 0). Returns the `_id` it touched.
    */
   editPricing(list: PricingList, action: PricingAction, index?: number): string | undefined;
+  /**
+   * Simulator-only timing of every event so far, by event `_id` (as in `truth('webhookEvents')`):
+   * when its change happened and when its delivery was sent and answered 200. Not part of the API.
+   */
+  eventTimings(): Array<{ _id: number } & EventTiming>;
   /** Every current record, incl. deleted loads, streamed. */
   truth(resource: TruthResource): AsyncIterable<Record<string, unknown>>;
   /** Origin of the document storage (`http://127.0.0.1:PORT`): document URLs point there, not at the API. */

@@ -93,6 +93,7 @@ export async function startSimulator(input: Partial<SimulatorOptions> = {}): Pro
     },
     editPricing: (list, action, index = 0) => store.pricing.apply(list, action, () => index),
     truth: (resource) => truth(store, resource),
+    eventTimings: () => store.events.records.map((r) => ({ _id: r._id, ...r.timing })),
     documentsOrigin: documents.origin,
     addDocument: (ref, type, spec = {}) => {
       const doc = attachLoadDocument(sim, ref, { type, fileName: spec.fileName ?? `${type.replace(/\W+/g, '-').toLowerCase()}.pdf`, bytes: spec.bytes }, MUTATOR_ACTOR);

@@ -68,6 +68,7 @@ export class WebhookSender {
       const config = this.getConfig();
       if (!config) return;
       let status: number | null = null;
+      const sentAt = this.log.now();
       try {
         const response = await fetch(config.url, {
           method: 'POST',
@@ -83,6 +84,8 @@ export class WebhookSender {
       record.webhookUrl = config.url;
       this.log.touch(record, status);
       if (status === 200) {
+        record.timing.sentAt = sentAt;
+        record.timing.answeredAt = this.log.now();
         this.stats().webhooksSent++;
         return;
       }

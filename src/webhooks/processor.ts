@@ -20,6 +20,7 @@ import { runSupervisedLoop } from '../util/supervised-loop.js';
 
 const IDLE_POLL_MS = 1_000;
 const MAX_RETRY_DELAY_MS = 5 * 60_000;
+const CLAIM_AFTER_MS = 250;
 
 export interface ProcessorOptions {
   batchSize: number;
@@ -28,6 +29,8 @@ export interface ProcessorOptions {
   maxConsecutiveFailures?: number;
   /** Pause after a failing pass, doubling up to `max` (default 5 s doubling to 60 s). */
   failurePauseMs?: { base: number; max: number };
+  /** A load refresh sent this long (ms) after its batch was taken first claims the load's newer pending events (default 250). */
+  claimAfterMs?: number;
 }
 
 /** A configured stream the processor can deliver to (loads, invoices, loadDocuments, events). */
@@ -52,6 +55,58 @@ export interface WebhookProcessorDeps {
 interface Item {
   row: InboxRow;
   event: ParsedEvent;
+}
+
+/** A batch whose records are fetched and not yet delivered. */
+interface Prepared {
+  rows: InboxRow[];
+  items: Item[];
+  errors: Map<number, string>;
+  streams: Map<StreamName, StreamWork>;
+  /** What the batch covers (see `subjectOf`): kept out of the next batch until this one settled. */
+  subjects: Set<string>;
+  startedAt: number;
+  fetchedAt: number;
+}
+
+/** The subject of a row as `WebhookInboxStore.due` groups them: the load it names, or the row alone. */
+function subjectOf(row: InboxRow): string {
+  return row.reference_number ?? `#${row.id}`;
+}
+
+/**
+ * The batch in delivery while the processor fetches the next one. Its subjects are `busy`: the
+ * next batch leaves them out (their events settle with this batch, or wait for the one after), so
+ * no load is fetched by two batches at once and deliveries keep the order of the fetches.
+ */
+class DeliveryPipeline {
+  readonly busy = new Set<string>();
+  private current: Promise<void> | undefined;
+  private failure: { error: unknown } | undefined;
+
+  get active(): boolean {
+    return this.current !== undefined;
+  }
+
+  start(subjects: ReadonlySet<string>, work: () => Promise<void>): void {
+    for (const subject of subjects) this.busy.add(subject);
+    // The error is kept for `drain`: nobody awaits the promise until then.
+    this.current = work()
+      .catch((error: unknown) => void (this.failure = { error }))
+      .finally(() => {
+        for (const subject of subjects) this.busy.delete(subject);
+      });
+  }
+
+  /** Waits for the batch in delivery; rethrows its failure. */
+  async drain(): Promise<void> {
+    const current = this.current;
+    if (current) await current;
+    if (this.current === current) this.current = undefined;
+    const failure = this.failure;
+    this.failure = undefined;
+    if (failure) throw failure.error;
+  }
 }
 
 /** Records for one stream from one batch, and which inbox rows they came from. */
@@ -104,18 +159,38 @@ export class WebhookProcessor {
       baseDelayMs: this.options.failurePauseMs?.base ?? IDLE_POLL_MS * 5,
       maxDelayMs: this.options.failurePauseMs?.max,
     };
-    await runSupervisedLoop({ name: 'webhook processor', logger: this.logger, signal, ...configured }, async () => {
-      try {
-        // A reauth_required account: the events wait in the inbox (no attempt used, none parked).
-        if (await this.paused()) return void (await this.wakeup.wait(IDLE_POLL_MS, signal));
-        const processed = await this.processDue(writeSignal);
-        if (processed === 0) await this.wakeup.wait(IDLE_POLL_MS, signal);
-      } catch (error) {
-        // Aborted writes at the second signal end the loop quietly.
-        if (isAbortError(error) && writeSignal.aborted) return void (await this.wakeup.wait(IDLE_POLL_MS, signal));
-        throw error;
-      }
-    });
+    // The batch being delivered while the next one is fetched (the sink's writes and fsyncs overlap the GETs).
+    const pipeline = new DeliveryPipeline();
+    try {
+      await runSupervisedLoop({ name: 'webhook processor', logger: this.logger, signal, ...configured }, async () => {
+        try {
+          // A reauth_required account: the events wait in the inbox (no attempt used, none parked).
+          if (await this.paused()) {
+            await pipeline.drain();
+            return void (await this.wakeup.wait(IDLE_POLL_MS, signal));
+          }
+          const prepared = await this.prepare(writeSignal, pipeline.busy);
+          if (!prepared) {
+            // Events of the loads in delivery that arrived meanwhile have woken the wakeup: it
+            // returns at once for them after the drain (no second look at an inbox that had nothing).
+            await pipeline.drain();
+            return void (await this.wakeup.wait(IDLE_POLL_MS, signal));
+          }
+          // Batches are delivered in the order they were fetched; a failure of the one before surfaces here.
+          await pipeline.drain();
+          pipeline.start(prepared.subjects, () => this.complete(prepared, writeSignal));
+        } catch (error) {
+          // Aborted writes at the second signal end the loop quietly.
+          if (isAbortError(error) && writeSignal.aborted) return void (await this.wakeup.wait(IDLE_POLL_MS, signal));
+          throw error;
+        }
+      });
+    } finally {
+      // Stopping finishes the batch in hand: its GETs were made, its events settle now.
+      await pipeline.drain().catch((error: unknown) => {
+        if (!(isAbortError(error) && writeSignal.aborted)) this.logger.error({ err: error }, 'the last webhook batch could not be completed; its events stay pending');
+      });
+    }
   }
 
   private async paused(): Promise<boolean> {
@@ -130,13 +205,21 @@ export class WebhookProcessor {
     return reason !== undefined;
   }
 
-  /** One batch of due events (every due event of the `batchSize` longest-waiting loads); returns how many rows it took. */
+  /** One batch of due events (every due event of the `batchSize` longest-waiting loads), fetched and delivered; returns how many rows it took. */
   async processDue(signal: AbortSignal): Promise<number> {
+    const prepared = await this.prepare(signal, new Set());
+    if (!prepared) return 0;
+    await this.complete(prepared, signal);
+    return prepared.rows.length;
+  }
+
+  /** Takes a batch (leaving out the subjects `busy` in delivery) and fetches what it names; undefined when nothing is due. */
+  private async prepare(signal: AbortSignal, busy: ReadonlySet<string>): Promise<Prepared | undefined> {
     // The server's clock, as the receiver and the catch-up stamp `next_attempt_at` (received_at):
     // with this process's clock, an API clock running ahead delayed every event by the offset.
     const now = this.deps.client.clock.now().toISOString();
-    const rows = await this.inbox.due(this.options.batchSize, now);
-    if (rows.length === 0) return 0;
+    const rows = await this.inbox.due(this.options.batchSize, now, undefined, [...busy]);
+    if (rows.length === 0) return undefined;
     const errors = new Map<number, string>();
     const items: Item[] = [];
     for (const row of rows) {
@@ -148,10 +231,22 @@ export class WebhookProcessor {
     }
     const startedAt = Date.now();
     const work = await this.refreshAll(items, errors, signal);
-    const fetchedAt = Date.now();
+    // Events a refresh covered without being in the batch (they arrived before its GET) settle with it.
+    for (const item of work.claimed) {
+      rows.push(item.row);
+      items.push(item);
+    }
+    const subjects = new Set(rows.map(subjectOf));
+    return { rows, items, errors, streams: work.streams, subjects, startedAt, fetchedAt: Date.now() };
+  }
+
+  /** Delivers a fetched batch to the sinks of its streams and settles its events. */
+  private async complete(batch: Prepared, signal: AbortSignal): Promise<void> {
+    const { rows, items, errors } = batch;
+    const deliverFrom = Date.now();
     // Streams are independent (own sinks' files, own delivery lock): deliver them in parallel.
     await Promise.all(
-      [...work.values()].map(async (w) => {
+      [...batch.streams.values()].map(async (w) => {
         const ids = [...w.rows].filter((id) => !errors.has(id));
         if (ids.length === 0 && w.afterCommit.length === 0) return;
         try {
@@ -176,19 +271,34 @@ export class WebhookProcessor {
     const deliveredAt = Date.now();
     await this.settle(rows, items, errors);
     this.logger.debug(
-      { events: rows.length, failed: errors.size, fetchMs: fetchedAt - startedAt, deliverMs: deliveredAt - fetchedAt, settleMs: Date.now() - deliveredAt },
+      {
+        events: rows.length,
+        failed: errors.size,
+        fetchMs: batch.fetchedAt - batch.startedAt,
+        // Waiting for the batch before it to be delivered.
+        queuedMs: deliverFrom - batch.fetchedAt,
+        deliverMs: deliveredAt - deliverFrom,
+        settleMs: Date.now() - deliveredAt,
+      },
       'webhook batch processed',
     );
-    return rows.length;
   }
 
   private streamOf(name: StreamName): WebhookStreamTarget | undefined {
     return this.deps.streams.get(name);
   }
 
-  /** Fetches what every event points at (each reference once per batch), grouped by stream. */
-  private async refreshAll(items: Item[], errors: Map<number, string>, signal: AbortSignal): Promise<Map<StreamName, StreamWork>> {
+  /**
+   * Fetches what every event points at (each reference once per batch), grouped by stream. A load
+   * refresh also claims the load's pending events that are not in the batch, read just before its
+   * GET is sent: they arrived before it, so the GET covers their changes (`claimed`). In a burst
+   * the GET of a load comes seconds after the batch was taken, and without this every event that
+   * arrived in between cost the load a second GET.
+   */
+  private async refreshAll(items: Item[], errors: Map<number, string>, signal: AbortSignal): Promise<{ streams: Map<StreamName, StreamWork>; claimed: Item[] }> {
     const work = new Map<StreamName, StreamWork>();
+    const claimed: Item[] = [];
+    const inBatch = new Set(items.map((i) => i.row.id));
     const add = (stream: WebhookStreamTarget, refreshed: Refreshed, rowIds: readonly number[]) => {
       let w = work.get(stream.definition.name);
       if (!w) work.set(stream.definition.name, (w = { stream, records: [], rejected: [], afterCommit: [], rows: new Set() }));
@@ -197,14 +307,21 @@ export class WebhookProcessor {
       w.afterCommit.push(...refreshed.afterCommit);
       for (const id of rowIds) w.rows.add(id);
     };
-    const fetches = new Map<string, { rows: number[]; stream: WebhookStreamTarget; fetch: () => Promise<Refreshed> }>();
-    const want = (key: string, stream: WebhookStreamTarget, row: number, fetch: () => Promise<Refreshed>) => {
+    interface Fetch {
+      rows: number[];
+      stream: WebhookStreamTarget;
+      fetch: () => Promise<Refreshed>;
+      /** The load a load refresh is for: its other pending events are claimed before the GET. */
+      loadRef?: string;
+    }
+    const fetches = new Map<string, Fetch>();
+    const want = (key: string, stream: WebhookStreamTarget, row: number, fetch: () => Promise<Refreshed>, loadRef?: string) => {
       const existing = fetches.get(key);
       // Rows come oldest first: the newest event's details (tombstone time) win.
       if (existing) {
         existing.rows.push(row);
         existing.fetch = fetch;
-      } else fetches.set(key, { rows: [row], stream, fetch });
+      } else fetches.set(key, { rows: [row], stream, fetch, loadRef });
     };
     const loads = this.streamOf('loads');
     const invoices = this.streamOf('invoices');
@@ -212,13 +329,32 @@ export class WebhookProcessor {
     const documentFiles = this.streamOf('documentFiles');
     const events = this.streamOf('events');
     const client = this.deps.client;
+    const takenAt = Date.now();
+    const claim = async (f: Fetch) => {
+      // A GET sent right after the batch was taken would find next to nothing to claim: the read
+      // pays off when the GET waited for the rate budget (a burst), not at every refresh.
+      if (f.loadRef === undefined || Date.now() - takenAt < (this.options.claimAfterMs ?? CLAIM_AFTER_MS)) return;
+      for (const row of await this.inbox.pendingFor(f.loadRef, [...LOAD_FAMILIES])) {
+        if (inBatch.has(row.id)) continue;
+        let event: ParsedEvent;
+        try {
+          event = parseEvent(row.body);
+        } catch {
+          continue; // left for its own batch, where it is parked as unreadable
+        }
+        inBatch.add(row.id);
+        claimed.push({ row, event });
+        f.rows.push(row.id);
+        if (events) add(events, { records: [eventRecord(row, event)], afterCommit: [] }, [row.id]);
+      }
+    };
     for (const { row, event } of items) {
       const ref = event.referenceNumber;
       const loadId = typeof event.payload._id === 'string' ? event.payload._id : null;
       const occurredAt = row.occurred_at ?? row.received_at;
       if (LOAD_FAMILIES.has(event.family) && ref && loads) {
         const options = loads.options as { includeChargeSets?: boolean; includeVendorPay?: boolean };
-        want(`load:${ref}`, loads, row.id, () => refreshLoad(client, ref, { ...options, loadId, occurredAt }, signal));
+        want(`load:${ref}`, loads, row.id, () => refreshLoad(client, ref, { ...options, loadId, occurredAt }, signal), ref);
       } else if (event.family === 'invoice' && invoices) {
         const includePaymentHistory = (invoices.options as { includePaymentHistory?: boolean }).includePaymentHistory !== false;
         for (const invoiceRef of invoiceLoadReferences(event.payload)) {
@@ -240,6 +376,7 @@ export class WebhookProcessor {
       [...fetches.values()].map((f) =>
         this.limit(async () => {
           try {
+            await claim(f);
             add(f.stream, await f.fetch(), f.rows);
           } catch (error) {
             if (isAbortError(error) && signal.aborted) throw error;
@@ -248,7 +385,7 @@ export class WebhookProcessor {
         }),
       ),
     );
-    return work;
+    return { streams: work, claimed };
   }
 
   private async settle(rows: InboxRow[], items: Item[], errors: Map<number, string>): Promise<void> {

@@ -2,7 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { OpsMetrics } from '../ops/metrics.js';
 import { sendJson, type RouteHandler } from '../ops/http-servers.js';
 import type { Logger } from '../util/logger.js';
-import type { WebhookInboxStore } from '../state/stores/webhook-inbox-store.js';
+import type { AcceptOutcome, InboxEntry, WebhookInboxStore } from '../state/stores/webhook-inbox-store.js';
+import { GroupCommitter } from './group-commit.js';
 import { isBodyTooLargeError, readRawBody } from './read-body.js';
 import { verifySignature } from './signature.js';
 import { isWebhookPayloadError, parseEvent } from './webhook-event.js';
@@ -11,7 +12,8 @@ export interface ReceiverOptions {
   secret: string;
   maxBodyBytes: number;
   dedupeWindowMs: number;
-  inbox: WebhookInboxStore;
+  /** Deliveries are committed in groups (`acceptMany`, one transaction per group; `accept` for a group of one). */
+  inbox: Pick<WebhookInboxStore, 'accept' | 'acceptMany'>;
   metrics: OpsMetrics;
   logger: Logger;
   /** Server time (the API client's clock), so stored times compare with the event log's. */
@@ -26,9 +28,17 @@ export interface ReceiverOptions {
  * `POST <webhooks.path>` (spec §6.1): verify the signature over the raw body, store the event
  * durably, answer 200 at once; processing happens later in the processor. Nothing is stored
  * unless the signature is valid. Errors after a valid signature answer 5xx so the sender retries.
+ * Deliveries that arrive together are committed together (group commit: one transaction instead
+ * of one per delivery, which is what bounded a burst's receipt); each is still answered 200 only
+ * after the transaction holding it committed, and 503 when that transaction failed.
  */
 export function createReceiver(options: ReceiverOptions): RouteHandler {
   const { metrics, logger } = options;
+  const { inbox, dedupeWindowMs } = options;
+  // A delivery alone (a sender posting one at a time) is one autocommit INSERT, no BEGIN/COMMIT.
+  const commits = new GroupCommitter<InboxEntry, AcceptOutcome>(async (entries) =>
+    entries.length === 1 ? [await inbox.accept(entries[0]!, dedupeWindowMs)] : inbox.acceptMany(entries, dedupeWindowMs),
+  );
   const refuse = (res: ServerResponse, status: number, reason: string, headers: Record<string, string> = {}) => {
     metrics.webhooksRefused.inc({ reason });
     sendJson(res, status, { error: reason }, headers);
@@ -67,19 +77,16 @@ export function createReceiver(options: ReceiverOptions): RouteHandler {
     }
     let outcome;
     try {
-      outcome = await options.inbox.accept(
-        {
-          key: event.key,
-          eventType: event.eventType,
-          family: event.family,
-          referenceNumber: event.referenceNumber,
-          body,
-          source: 'delivery',
-          occurredAt: null,
-          receivedAt: options.now().toISOString(),
-        },
-        options.dedupeWindowMs,
-      );
+      outcome = await commits.submit({
+        key: event.key,
+        eventType: event.eventType,
+        family: event.family,
+        referenceNumber: event.referenceNumber,
+        body,
+        source: 'delivery',
+        occurredAt: null,
+        receivedAt: options.now().toISOString(),
+      });
     } catch (error) {
       logger.error({ err: error, eventType: event.eventType }, 'webhook could not be stored; answering 503 so the sender retries');
       return refuse(res, 503, 'unavailable', { 'Retry-After': '5' });

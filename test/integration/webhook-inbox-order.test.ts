@@ -58,4 +58,21 @@ describe.each(await stateDialects())('the webhook inbox hands out work per load,
     expect((await inbox.due(10, NOW)).map((r) => r.reference_number)).toEqual([null, null, 'X', 'X']);
     expect(await inbox.due(10, NOW, 3)).toHaveLength(3);
   });
+
+  it('leaves out the subjects of the batch in delivery and takes the next ones; pendingFor reads one load\'s pending events', async () => {
+    const { stores } = await freshStateOn(dialect).then((handle) => (disposable.push(handle), { stores: createStores(handle.db) }));
+    const inbox = stores.webhookInbox;
+    const lone = entry(null, at(2));
+    await inbox.acceptMany([entry('A', at(1)), lone, entry('B', at(3)), entry('A', at(4)), entry('C', at(5)), entry('A', at(6), { family: 'document', eventType: 'document#pod_added' })], 60_000);
+    const loneId = (await inbox.due(10, NOW)).find((r) => r.reference_number === null)!.id;
+    // A and the lone event are in delivery: B and C are next, and nothing of A or the lone row comes with them.
+    expect((await inbox.due(2, NOW, undefined, ['A', `#${loneId}`])).map((r) => r.reference_number)).toEqual(['B', 'C']);
+    expect((await inbox.due(10, NOW, undefined, ['B'])).map((r) => r.reference_number ?? 'lone')).toEqual(['A', 'lone', 'A', 'C', 'A']);
+    // A's load events, not its document event, and nothing once they are done.
+    const a = await inbox.pendingFor('A', ['load']);
+    expect(a.map((r) => r.received_at)).toEqual([at(1), at(4)]);
+    await inbox.markDone(a.map((r) => r.id), NOW);
+    expect(await inbox.pendingFor('A', ['load'])).toEqual([]);
+    expect((await inbox.pendingFor('A', ['load', 'document'])).map((r) => r.family)).toEqual(['document']);
+  });
 });

@@ -4,6 +4,7 @@ import type { SimulatorHandle } from '../../src/simulator/index.js';
 import type { InboxEntry } from '../../src/state/stores/webhook-inbox-store.js';
 import { freePort, startDaemon, type RunningDaemon } from '../helpers/daemon-harness.js';
 import { collectTruth, compareWithTruth, latestByKey, pullConfig, pullConfigRaw, readCsvRows, startSim, tempDir, withPullApp } from '../helpers/pull-harness.js';
+import { composeWebhookProcessor } from '../../src/app/compose-webhooks.js';
 
 const SECRET = 'whsec-burst-test-0c7d51';
 const LOADS = 20;
@@ -136,5 +137,55 @@ describe('webhook bursts are coalesced per load', () => {
     await until(async () => (await inboxRows(running)).every((r) => r.state !== 'pending'), 60_000, 'the burst is drained');
     expect(loadGets(sim!) - before).toBe(100);
     await expectExactlyOnce(running, dir, sim!, loads, 300);
+  });
+
+  it('a load refresh covers the events that arrived after its batch was taken and before its GET, and no later one', { timeout: 120_000 }, async () => {
+    const { sim, dir, config, loads } = await setup('claim', 10, 0, undefined, 2);
+    const [a, b] = loads.map((l) => l) as [Record<string, unknown>, Record<string, unknown>];
+    const event = (load: Record<string, unknown>, n: number) => burst([load], 1, new Date(Date.now() - 60_000).toISOString()).map((e) => ({ ...e, key: `claim:${String(load.reference_number)}:${n}` }))[0]!;
+    await withPullApp(config, dir, async (app) => {
+      const inbox = app.stores.webhookInbox;
+      await inbox.acceptMany([event(a, 1), event(b, 1), event(a, 2)], 3_600_000);
+      // Arrivals while the batch is under way: two for A after the batch was taken, one for A
+      // after A's refresh read what it covers (its GET follows that read).
+      const due = inbox.due.bind(inbox);
+      const pendingFor = inbox.pendingFor.bind(inbox);
+      let taken = false;
+      let read = false;
+      inbox.due = async (...args) => {
+        const rows = await due(...args);
+        if (!taken) await inbox.acceptMany([event(a, 3), event(a, 4)], 3_600_000);
+        taken = true;
+        return rows;
+      };
+      inbox.pendingFor = async (ref, families) => {
+        const rows = await pendingFor(ref, families);
+        if (ref === String(a.reference_number) && !read) await inbox.acceptMany([event(a, 5)], 3_600_000);
+        read = true;
+        return rows;
+      };
+      // Claim at every refresh (by default only a GET that waited for the rate budget claims).
+      const processor = composeWebhookProcessor(app, undefined, { claimAfterMs: 0 });
+      const before = loadGets(sim);
+      const signal = new AbortController().signal;
+      expect(await processor.processDue(signal)).toBe(5);
+      expect(loadGets(sim) - before).toBe(2);
+      const states = async () => Object.fromEntries((await app.db.selectFrom('webhook_inbox').select(['event_key', 'state', 'attempts']).execute()).map((r) => [r.event_key, `${r.state}/${r.attempts}`]));
+      const aRef = String(a.reference_number);
+      expect(await states()).toEqual({
+        [`claim:${aRef}:1`]: 'done/1',
+        [`claim:${aRef}:2`]: 'done/1',
+        [`claim:${aRef}:3`]: 'done/1',
+        [`claim:${aRef}:4`]: 'done/1',
+        [`claim:${String(b.reference_number)}:1`]: 'done/1',
+        // Arrived after the refresh read what it covers: it needs a GET of its own.
+        [`claim:${aRef}:5`]: 'pending/0',
+      });
+      // The events stream has every covered event once, the late one not yet.
+      expect(readCsvRows(path.join(dir, 'out'), 'events').map((r) => r.record_key).sort()).toEqual([`claim:${aRef}:1`, `claim:${aRef}:2`, `claim:${aRef}:3`, `claim:${aRef}:4`, `claim:${String(b.reference_number)}:1`].sort());
+      expect(await processor.processDue(signal)).toBe(1);
+      expect(loadGets(sim) - before).toBe(3);
+      expect(Object.values(await states())).toEqual(Array(6).fill('done/1'));
+    });
   });
 });

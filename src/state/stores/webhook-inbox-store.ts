@@ -25,8 +25,8 @@ export interface InboxEntry {
 export type AcceptOutcome = 'stored' | 'duplicate' | 'rearmed';
 
 /**
- * The durable webhook inbox (table `webhook_inbox`). `accept` commits before the receiver answers
- * 200. The commit is a WAL commit (synchronous=NORMAL): it survives a crash of the process. It is
+ * The durable webhook inbox (table `webhook_inbox`). The receiver's group commit (`acceptMany`, the
+ * deliveries that arrived together in one transaction) commits before it answers 200. The commit is a WAL commit (synchronous=NORMAL): it survives a crash of the process. It is
  * deliberately not fsync'd per delivery (synchronous=FULL): the sender delivers one event at a
  * time, so an fsync per event would cap throughput and make every later event wait. A power cut
  * can lose the last commits; the catch-up then re-reads the event log from the newest event time
@@ -48,7 +48,7 @@ export class WebhookInboxStore {
     return acceptOne(this.db, entry, dedupeWindowMs);
   }
 
-  /** Stores several entries in one durable transaction (the catch-up reads pages of the log). */
+  /** Stores several entries in one transaction (the receiver's group commit; the catch-up's pages of the log). */
   async acceptMany(entries: readonly InboxEntry[], dedupeWindowMs: number): Promise<AcceptOutcome[]> {
     if (entries.length === 0) return [];
     return this.db.transaction().execute(async (trx) => {
@@ -65,9 +65,10 @@ export class WebhookInboxStore {
    * (when it happened for event-log rows, when it arrived for deliveries), so a burst of events for
    * one load is taken — and refreshed once — together with that load's first event, a change the
    * catch-up read from the event log is not queued behind a burst that arrived after it, and a
-   * subject that has waited longer is never overtaken (no starvation).
+   * subject that has waited longer is never overtaken (no starvation). `exclude`: subjects left
+   * out (those of the batch in delivery; they come back in the batch after it).
    */
-  async due(subjects: number, now: string, maxRows = subjects * ROWS_PER_SUBJECT): Promise<InboxRow[]> {
+  async due(subjects: number, now: string, maxRows = subjects * ROWS_PER_SUBJECT, exclude: readonly string[] = []): Promise<InboxRow[]> {
     const subject = sql<string>`coalesce(reference_number, '#' || id)`;
     return this.db
       .with('oldest', (db) =>
@@ -76,6 +77,8 @@ export class WebhookInboxStore {
           .select([subject.as('subject'), sql<string>`min(coalesce(occurred_at, received_at))`.as('since'), (eb) => eb.fn.min<number>('id').as('first_id')])
           .where('state', '=', 'pending')
           .where('next_attempt_at', '<=', now)
+          // Subjects of the batch still in delivery (the processor fetches the next one meanwhile).
+          .$if(exclude.length > 0, (qb) => qb.where(subject, 'not in', [...exclude]))
           .groupBy(subject)
           .orderBy('since')
           .orderBy('first_id')
@@ -88,6 +91,24 @@ export class WebhookInboxStore {
       .where(subject, 'in', (eb) => eb.selectFrom('oldest').select('oldest.subject'))
       .orderBy('id')
       .limit(maxRows)
+      .execute();
+  }
+
+  /**
+   * The pending events of `families` that name `referenceNumber`, due or waiting for a retry: what
+   * a refresh of that record sent after this read covers (each was committed, so received, so its
+   * change made, before the refresh). Served by the `(state, next_attempt_at)` index: only pending
+   * rows are read, never the processed history.
+   */
+  async pendingFor(referenceNumber: string, families: readonly string[]): Promise<InboxRow[]> {
+    if (families.length === 0) return [];
+    return this.db
+      .selectFrom('webhook_inbox')
+      .selectAll()
+      .where('state', '=', 'pending')
+      .where('reference_number', '=', referenceNumber)
+      .where('family', 'in', [...families])
+      .orderBy('id')
       .execute();
   }
 
