@@ -109,6 +109,8 @@ export async function openApp(loaded: LoadedConfig, options: OpenAppOptions): Pr
       logger: options.logger.child({ component: 'api' }),
       timeoutMs: config.api.timeout,
       refreshBeforeExpiryMs: config.api.refreshBeforeExpiry,
+      // A refresh lock left by a dead lease holder frees no later than its lease (issue 11).
+      refreshLockTtlMs: config.cluster.leaseTtl,
       rateLimit: config.api.rateLimit,
       retry: {
         maxAttempts: config.api.retry.maxAttempts,
