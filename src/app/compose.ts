@@ -213,7 +213,8 @@ export function composeOutbound(
     sources: sourcesOf(app, options.extraSources),
     config: app.config.outbound,
     variant: app.config.api.variant,
-    lease: new DispatchLease(app.db, describeStateLocation(stateLocationOf(app.config.state))),
+    // Frees no later than the account lease after its holder died (issue 11).
+    lease: new DispatchLease(app.db, describeStateLocation(stateLocationOf(app.config.state)), app.config.cluster.leaseTtl),
     logger: options.logger ?? app.logger.child({ component: 'outbound' }),
     abortSignal: options.abortSignal,
     supervision: options.supervision ?? supervisionOf(app.config),
