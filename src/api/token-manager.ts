@@ -34,9 +34,10 @@ export interface TokenManagerOptions {
   refreshBeforeExpiryMs: number;
   logger: Logger;
   /**
-   * How long a refresh may hold the account's cross-process lock (default 60 s, at least 20 s):
-   * how long others wait for a holder that hung or vanished (a killed one frees it at once, see
-   * SqlTokenStore.acquireRefreshLock). The daemon passes the account lease TTL.
+   * How long a refresh may hold the account's cross-process lock (default 60 s): how long others
+   * wait for a holder that hung, was paused or vanished (a killed one frees it at once, see
+   * SqlTokenStore.acquireRefreshLock). The daemon passes the account lease TTL, so a dead lease
+   * holder's lock frees no later than its lease; its API call gets three quarters of it.
    */
   refreshLockTtlMs?: number;
   /** How often a process waiting for another's refresh looks at the store (default 250 ms). */
@@ -51,12 +52,6 @@ export interface TokenManagerOptions {
 }
 
 const DEFAULT_LOCK_TTL_MS = 60_000;
-/**
- * A refresh goes through the rate budget and its retries: a lock shorter than this would cut its
- * API call short, and on brokerage a rotation the server made whose answer was cut off leaves
- * only a retired refresh token (cluster chaos with a 4 s lease TTL: one retired token used).
- */
-const MIN_LOCK_TTL_MS = 20_000;
 const DEFAULT_LOCK_POLL_MS = 250;
 const DEFAULT_REAUTH_CHECK_MS = 1_000;
 
@@ -242,7 +237,7 @@ export class TokenManager {
 
   private async refreshUnderLock(signal: AbortSignal | undefined, rejectedToken: string | undefined): Promise<string> {
     const { store, account, logger } = this.options;
-    const ttlMs = Math.max(MIN_LOCK_TTL_MS, this.options.refreshLockTtlMs ?? DEFAULT_LOCK_TTL_MS);
+    const ttlMs = this.options.refreshLockTtlMs ?? DEFAULT_LOCK_TTL_MS;
     await this.assertNotPaused(true);
     const waited = await this.takeRefreshLock(ttlMs, signal, rejectedToken);
     if (waited !== undefined) return waited;
