@@ -9,6 +9,9 @@ import { tempFileName } from '../file-drop/file-names.js';
 import { SftpOperationError } from './errors.js';
 import type { Connection, SftpSession } from './session.js';
 
+/** Creates of a name freed again between the failed rename and the look at it (see createExclusive). */
+const CREATE_EXCLUSIVE_ATTEMPTS = 5;
+
 /** Bytes per SFTP write request; OpenSSH accepts up to 256 KiB, every server at least 32 KiB. */
 const CHUNK = 32_768;
 /** Write requests in flight per file: hides the round trip without flooding the channel window. */
@@ -138,16 +141,25 @@ export class SftpTarget implements FileTarget {
   }
 
   /** Uploaded under a temp name, then moved with the plain SFTP rename, which fails when the name exists. */
+  /**
+   * An SFTP rename fails (a bare "Failure") while the target exists. The holder may let go of it
+   * between that failure and the look that follows (replicas starting together on one drop, each
+   * taking and releasing the writer lock for its start-up recovery): then the name is free and
+   * the create is tried again, not reported as an error (that made a replica's start-up fail).
+   */
   async createExclusive(dir: string, name: string, content: Buffer): Promise<boolean> {
-    const staged = await this.stage(dir, name, content, new AbortController().signal);
-    const { client, guard } = await this.session.connection();
-    try {
-      await guard(client.rename(staged.tempPath, staged.finalPath));
-      return true;
-    } catch (error) {
-      await this.discard(staged);
-      if (await this.exists(staged.finalPath)) return false;
-      throw this.failed(`rename to ${staged.finalPath}:`, staged.tempPath, error);
+    for (let attempt = 1; ; attempt++) {
+      const staged = await this.stage(dir, name, content, new AbortController().signal);
+      const { client, guard } = await this.session.connection();
+      try {
+        await guard(client.rename(staged.tempPath, staged.finalPath));
+        return true;
+      } catch (error) {
+        await this.discard(staged);
+        if (await this.exists(staged.finalPath)) return false;
+        // A few tries: a rename that keeps failing with the name free is a real failure.
+        if (attempt >= CREATE_EXCLUSIVE_ATTEMPTS) throw this.failed(`rename to ${staged.finalPath}:`, staged.tempPath, error);
+      }
     }
   }
 

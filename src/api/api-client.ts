@@ -36,6 +36,8 @@ export interface ApiClientOptions {
   logger: Logger;
   timeoutMs?: number;
   refreshBeforeExpiryMs?: number;
+  /** How long a token refresh may hold the account's lock in a shared store (TokenManagerOptions.refreshLockTtlMs). */
+  refreshLockTtlMs?: number;
   rateLimit?: Omit<RateBudgetOptions, 'now'>;
   /** Share one budget between clients of the same account (e.g. tests that restart a client). */
   budget?: RateBudget;
@@ -127,6 +129,7 @@ export class ApiClient {
       account: accountKey(this.baseUrl, options.variant, credentials),
       clock: this.clock,
       refreshBeforeExpiryMs: options.refreshBeforeExpiryMs ?? 60_000,
+      ...(options.refreshLockTtlMs !== undefined ? { refreshLockTtlMs: options.refreshLockTtlMs } : {}),
       logger: options.logger.child({ component: 'auth' }),
       endpoints: {
         retrieveToken: (clientId, clientSecret, signal) =>

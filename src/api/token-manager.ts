@@ -33,7 +33,12 @@ export interface TokenManagerOptions {
   clock: ServerClock;
   refreshBeforeExpiryMs: number;
   logger: Logger;
-  /** How long a refresh may hold the account's cross-process lock (default 60 s). */
+  /**
+   * How long a refresh may hold the account's cross-process lock (default 60 s): how long others
+   * wait for a holder that hung, was paused or vanished (a killed one frees it at once, see
+   * SqlTokenStore.acquireRefreshLock). The daemon passes the account lease TTL, so a dead lease
+   * holder's lock frees no later than its lease; its API call gets three quarters of it.
+   */
   refreshLockTtlMs?: number;
   /** How often a process waiting for another's refresh looks at the store (default 250 ms). */
   refreshLockPollMs?: number;
@@ -242,13 +247,15 @@ export class TokenManager {
       if (adopted !== undefined) return adopted;
       // …or found the tokens lost while this one waited for the lock.
       await this.assertNotPaused(true);
-      // The API call must end before the lock can be taken over by someone else.
-      const deadline = AbortSignal.timeout(Math.max(1_000, ttlMs - 10_000));
+      // The API call must end before the lock can be taken over by someone else: a quarter of the
+      // lock's life (at most 10 s) stays for writing the tokens and releasing it.
+      const callMs = callDeadlineMs(ttlMs);
+      const deadline = AbortSignal.timeout(callMs);
       try {
         return await this.doRefresh(signal ? AbortSignal.any([signal, deadline]) : deadline, rejectedToken);
       } catch (error) {
         if (deadline.aborted && !signal?.aborted && isAbortError(error)) {
-          throw new ApiAuthError(`the token refresh of ${account} did not finish within ${Math.round((ttlMs - 10_000) / 1000)} s`, { cause: error });
+          throw new ApiAuthError(`the token refresh of ${account} did not finish within ${(callMs / 1000).toFixed(1)} s`, { cause: error });
         }
         throw error;
       }
@@ -381,6 +388,11 @@ export class TokenManager {
     this.options.logger.debug({ expiresAt: next.accessExpiresAt }, 'access token refreshed');
     return tokens.accessToken;
   }
+}
+
+/** How long a refresh's API call may take under a lock of `ttlMs`: always less than the lock lives. */
+export function callDeadlineMs(ttlMs: number): number {
+  return Math.max(1, Math.round(ttlMs - Math.min(10_000, ttlMs / 4)));
 }
 
 function pickAccessToken(record: TokenRecord, route: string): string {

@@ -119,6 +119,8 @@ export async function openApp(loaded: LoadedConfig, options: OpenAppOptions): Pr
       logger: options.logger.child({ component: 'api' }),
       timeoutMs: config.api.timeout,
       refreshBeforeExpiryMs: config.api.refreshBeforeExpiry,
+      // A refresh lock left by a dead lease holder frees no later than its lease (issue 11).
+      refreshLockTtlMs: config.cluster.leaseTtl,
       rateLimit: config.api.rateLimit,
       retry: {
         maxAttempts: config.api.retry.maxAttempts,
@@ -242,7 +244,8 @@ export function composeOutbound(
     sources: sourcesOf(app, options.extraSources),
     config: app.config.outbound,
     variant: app.config.api.variant,
-    lease: new DispatchLease(app.db, describeStateLocation(stateLocationOf(app.config.state))),
+    // Frees no later than the account lease after its holder died (issue 11).
+    lease: new DispatchLease(app.db, describeStateLocation(stateLocationOf(app.config.state)), app.config.cluster.leaseTtl),
     logger: options.logger ?? app.logger.child({ component: 'outbound' }),
     abortSignal: options.abortSignal,
     supervision: options.supervision ?? supervisionOf(app.config),

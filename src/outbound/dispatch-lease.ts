@@ -1,17 +1,21 @@
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import type { Kysely } from 'kysely';
+import { dbNowMs } from '../state/db-clock.js';
 import type { StateTables } from '../state/tables.js';
 import { processAlive } from '../util/process-alive.js';
 import { OutboxBusyError } from './errors.js';
 
 const LEASE = 'dispatcher';
-const TTL_MS = 30_000;
+const DEFAULT_TTL_MS = 30_000;
 
 /**
  * One dispatcher per state database. Taken when free, expired, or held by a process of this host
  * that no longer exists (so a rerun right after `kill -9` need not wait for the expiry); renewed
- * while held.
+ * every third of `ttlMs` while held. Deadlines are set and compared by the database clock: a
+ * holder on another host whose clock is behind must not keep it past its TTL (nor one ahead lose
+ * it early). The daemon passes the account lease TTL, so after a failover the dead holder's
+ * dispatcher lease is free no later than its account lease (issue 11).
  */
 export class DispatchLease {
   readonly holder = `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
@@ -20,6 +24,7 @@ export class DispatchLease {
   constructor(
     private readonly db: Kysely<StateTables>,
     private readonly location: string,
+    private readonly ttlMs: number = DEFAULT_TTL_MS,
   ) {}
 
   async acquire(): Promise<void> {
@@ -29,14 +34,14 @@ export class DispatchLease {
     // READ COMMITTED would let both win.
     for (;;) {
       const current = await this.db.selectFrom('outbox_lease').selectAll().where('name', '=', LEASE).executeTakeFirst();
-      const now = Date.now();
+      const now = await dbNowMs(this.db);
       const free =
         !current ||
         current.holder === this.holder ||
         Date.parse(current.expires_at) < now ||
         (current.host === host && !processAlive(current.pid));
       if (!free) throw new OutboxBusyError(`${current.host} pid ${current.pid}`, this.location);
-      const values = { holder: this.holder, host, pid: process.pid, expires_at: new Date(now + TTL_MS).toISOString() };
+      const values = { holder: this.holder, host, pid: process.pid, expires_at: new Date(now + this.ttlMs).toISOString() };
       const result = current
         ? await this.db
             .updateTable('outbox_lease')
@@ -54,14 +59,14 @@ export class DispatchLease {
             .then((r) => r.numInsertedOrUpdatedRows ?? 0n);
       if (Number(result) > 0) break;
     }
-    this.timer = setInterval(() => void this.renew().catch(() => undefined), TTL_MS / 3);
+    this.timer = setInterval(() => void this.renew().catch(() => undefined), this.ttlMs / 3);
     this.timer.unref();
   }
 
   private async renew(): Promise<void> {
     await this.db
       .updateTable('outbox_lease')
-      .set({ expires_at: new Date(Date.now() + TTL_MS).toISOString() })
+      .set({ expires_at: new Date((await dbNowMs(this.db)) + this.ttlMs).toISOString() })
       .where('name', '=', LEASE)
       .where('holder', '=', this.holder)
       .execute();

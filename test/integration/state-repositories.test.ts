@@ -109,6 +109,7 @@ describe.each(DIALECTS)('SqlTokenStore on %s', (dialect) => {
     expect(await store.acquireRefreshLock('acct', 'a', 60_000)).toBe(true);
     await store.releaseRefreshLock('acct', 'a');
     expect(await store.acquireRefreshLock('acct', 'b', 60_000)).toBe(true);
+    await store.releaseRefreshLock('acct', 'b');
   });
 });
 
