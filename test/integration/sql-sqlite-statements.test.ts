@@ -4,22 +4,11 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sqlConnector, sqlOptionsSchema } from '../../connectors/sql/index.js';
-import { parseMapping } from '../../src/mapping/index.js';
 import { silentLogger } from '../../src/util/logger.js';
 import { batchOf, record } from '../helpers/records.js';
-import { mappersOf } from '../helpers/mappers.js';
+import { mappersOf, thingsMapping as things } from '../helpers/mappers.js';
 
 /** The SQL sink on SQLite prepares each statement text once, not per query (src/util/sqlite-statements.ts). */
-const things = parseMapping('things', {
-  table: 'things',
-  key: ['id'],
-  columns: [
-    { name: 'id', path: 'id' },
-    { name: 'text', path: 'text' },
-  ],
-  children: [{ table: 'thing_parts', path: 'parts', parentKey: { id: 'id' }, key: ['id', 'n'], columns: [{ name: 'n', path: '$index' }, { name: 'part', path: 'name' }] }],
-});
-
 const prepare = Database.prototype.prepare;
 let dir: string | undefined;
 afterEach(() => {
