@@ -84,11 +84,16 @@ function encodePlain(columns: readonly string[], rows: readonly Record<string, C
       if (rawScratch.length < text.length * perUnit) rawScratch = Buffer.allocUnsafeSlow(text.length * perUnit);
       const length = rawScratch.write(text, 0, encoding);
       room(2 * length);
+      // Locals, not the closure's variables, in the loop over every byte: several times faster.
+      const from = rawScratch;
+      const to = buf;
+      let end = at;
       for (let i = 0; i < length; i++) {
-        const byte = rawScratch[i]!;
-        buf[at++] = byte;
-        if (byte === QUOTE) buf[at++] = QUOTE;
+        const byte = from[i]!;
+        to[end++] = byte;
+        if (byte === QUOTE) to[end++] = QUOTE;
       }
+      at = end;
     }
     putBytes(quote);
   };
