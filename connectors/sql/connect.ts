@@ -5,6 +5,7 @@ import { CompiledQuery, Kysely, MssqlDialect, MysqlDialect, PostgresDialect, Sql
 import type { SqlOptions } from './options.js';
 import { MiniPool } from './mssql-pool.js';
 import { loadDriver } from '../../src/util/optional-driver.js';
+import { withStatementCache } from '../../src/util/sqlite-statements.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tables are only known at run time (from mappings)
 export type AnyDb = Kysely<any>;
@@ -42,7 +43,8 @@ function sqliteDialect(filename: string, baseDir: string): Dialect {
       db.pragma('journal_mode = WAL');
       db.pragma('busy_timeout = 10000');
       db.pragma('synchronous = NORMAL');
-      return db;
+      // The sink runs the same statements batch after batch: prepared once per text, not per query.
+      return withStatementCache(db);
     },
   });
 }

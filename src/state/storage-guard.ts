@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import { asStorageError, StorageError } from '../util/storage-errors.js';
+import { statementCache } from '../util/sqlite-statements.js';
 
 const WHAT = 'state database';
 
@@ -13,13 +14,7 @@ export function stateStorageError(error: unknown, file: string): StorageError | 
 /** What Kysely's SQLite driver needs of a statement that does nothing. */
 const NO_OP_STATEMENT = { reader: false, run: () => ({ changes: 0, lastInsertRowid: 0 }) };
 const ROLLBACK = /^\s*rollback\s*;?\s*$/i;
-/**
- * Prepared statements kept per SQL text. Kysely's SQLite driver prepares every query it runs; the
- * engine runs the same dozen per page, and preparing them again was ~7% of a backfill's CPU with
- * the SQLite sink. Kysely runs one query at a time on the connection and never leaves a statement
- * iterating, so sharing one statement per text is safe; the bound keeps texts that vary (multi-row
- * inserts of different sizes) from piling up.
- */
+/** Statements kept (see statementCache). */
 const STATEMENT_CACHE_SIZE = 200;
 
 /**
@@ -49,20 +44,7 @@ export function reportStorageProblems(sqlite: Database.Database, file: string): 
         return (...args: unknown[]) => guarded(() => (value as (...a: unknown[]) => unknown).apply(inner, args));
       },
     });
-  const statements = new Map<string, Database.Statement>();
-  const prepare = (source: string): Database.Statement => {
-    const cached = statements.get(source);
-    if (cached) {
-      // Most recently used last, so the oldest is the first to go.
-      statements.delete(source);
-      statements.set(source, cached);
-      return cached;
-    }
-    const statement = wrap(guarded(() => sqlite.prepare(source)));
-    statements.set(source, statement);
-    if (statements.size > STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value!);
-    return statement;
-  };
+  const prepare = statementCache((source) => wrap(guarded(() => sqlite.prepare(source))), STATEMENT_CACHE_SIZE);
   return wrap(sqlite, (name) =>
     name === 'prepare'
       ? (source: string) => {

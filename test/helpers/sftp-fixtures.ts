@@ -1,20 +1,13 @@
 import { sftpConnector, sftpOptionsSchema, type SftpOptionsInput } from '../../connectors/sftp/index.js';
 import type { ConnectorInstance } from '../../src/contracts/index.js';
-import { parseMapping, type StreamMapping } from '../../src/mapping/index.js';
+import type { StreamMapping } from '../../src/mapping/index.js';
 import { silentLogger, type Logger } from '../../src/util/logger.js';
 import type { SshdHandle } from './sshd.js';
 import { mappersOf } from './mappers.js';
 
-/** A mapping with a child table, as in the CSV connector tests. */
-export const thingsMapping = parseMapping('things', {
-  table: 'things',
-  key: ['id'],
-  columns: [
-    { name: 'id', path: 'id' },
-    { name: 'text', path: 'text' },
-  ],
-  children: [{ table: 'thing_parts', path: 'parts', parentKey: { id: 'id' }, key: ['id', 'n'], columns: [{ name: 'n', path: '$index' }, { name: 'part', path: 'name' }] }],
-});
+import { thingsMapping } from './mappers.js';
+
+export { thingsMapping };
 
 /** Options for the loopback sshd: pinned host key, password auth, fast reconnects. */
 export function sftpOptions(sshd: SshdHandle, overrides: Partial<SftpOptionsInput> = {}): SftpOptionsInput {

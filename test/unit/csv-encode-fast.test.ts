@@ -60,18 +60,33 @@ describe('CSV encoding: plain-format fast path', () => {
         lineEnding: prng.pick(['crlf', 'lf'] as const),
         header: prng.chance(0.7),
         bom: prng.chance(0.2),
-        encoding: prng.pick(['utf8', 'utf16le'] as const),
+        encoding: prng.pick(['utf8', 'utf16le', 'latin1'] as const),
         formulaEscape: prng.pick(['text', 'all', 'off'] as const),
       };
       const columns = Array.from({ length: 1 + prng.int(6) }, (_, i) => (prng.chance(0.2) ? `c"${i}${format.delimiter}` : `c${i}`));
       const rows = Array.from({ length: prng.int(8) }, () => Object.fromEntries(columns.map((c) => [c, randomCell(prng)])));
       const expected = viaCsvStringify(columns, rows, format);
       const actual = encodeCsv(columns, rows, format);
-      const bom = format.bom ? (format.encoding === 'utf8' ? 3 : 2) : 0;
+      const bom = format.bom ? { utf8: 3, utf16le: 2, latin1: 0 }[format.encoding] : 0;
       expect(actual.subarray(bom).toString('hex'), JSON.stringify({ format, columns, rows })).toBe(expected.toString('hex'));
       compared++;
     }
     expect(compared).toBe(400);
+  });
+
+  it('writes long JSON cells and pages larger than its reusable buffer like csv-stringify', () => {
+    const format: Format = { delimiter: ',', quote: '"', quoted: 'auto', lineEnding: 'crlf', header: true, bom: false, encoding: 'utf8', formulaEscape: 'text' };
+    const prng = new Prng(3);
+    // A `_raw`-like cell: JSON with quotes, commas, non-ASCII text and line breaks, ~70 KB (over the reused buffers' first size).
+    const big = JSON.stringify(Array.from({ length: 1500 }, (_, i) => ({ id: `L${i}`, note: prng.pick(['日本 "quoted"', 'a,b', 'x\r\ny', '🚚', '']) })));
+    const rows = Array.from({ length: 40 }, (_, i) => ({ key: `k${i}`, _raw: i % 3 === 0 ? big : JSON.stringify({ i, s: '"' }), n: i % 2 === 0 ? -i : null }));
+    for (const encoding of ['utf8', 'utf16le', 'latin1'] as const) {
+      const expected = viaCsvStringify(['key', '_raw', 'n'], rows, { ...format, encoding });
+      expect(expected.length).toBeGreaterThan(1 << 18);
+      expect(encodeCsv(['key', '_raw', 'n'], rows, { ...format, encoding }).equals(expected)).toBe(true);
+    }
+    // A small page after a large one: nothing of the large one shows.
+    expect(encodeCsv(['a'], [{ a: 'x"y' }], format).toString('utf8')).toBe('a\r\n"x""y"\r\n');
   });
 
   it('leaves multi-character delimiters and other quotes to csv-stringify, unchanged', () => {

@@ -79,8 +79,17 @@ function generateInputs(count: number): string[] {
     '2024-02-29T12:00:00Z', '2023-02-29T12:00:00Z', '1900-02-29', '2000-02-29', '9999-12-31T23:59:59.999Z', '9999-12-31T23:00:00-05:00',
     '1000-01-01T00:30:00+01:00', '2024-05-01', '2024-05', '2024', '2024-W05-3', '2024-123', '2024-05-01T13:45:10.123456789+02:00',
     '2024-05-01T13:45:10.123Z[Europe/Paris]', '2024-05-01 13:45:10', 'Tue, 12 Mar 2024 15:04:05 GMT', 'yesterday', '', '+002024-05-01T00:00:00Z',
+    // The canonical 24-character form, read by character codes: every field out of range or not digits.
+    ...CANONICAL_EDGES,
   ]);
 }
+
+const CANONICAL_EDGES = [
+  '2024-13-01T00:00:00.000Z', '2024-00-10T00:00:00.000Z', '2024-04-31T00:00:00.000Z', '2023-02-29T00:00:00.000Z', '2024-02-29T23:59:59.999Z',
+  '0999-05-01T13:45:10.123Z', '2024-05-01T24:00:00.000Z', '2024-05-01T13:60:10.123Z', '2024-05-01T13:45:60.123Z', '2024-05-01T13:45:1a.123Z',
+  '2024-05-01T13:45:10.12aZ', '2024-05-01T-1:45:10.123Z', '2024-05-01T13:45:10.123z', '2024-05-01t13:45:10.123Z', '2024/05/01T13:45:10.123Z',
+  '+024-05-01T13:45:10.123Z', '2024-05-01T13:45:10,123Z', '9999-12-31T23:59:59.999Z', '1000-01-01T00:00:00.000Z', '2024-05-01T13:45:10.001Z',
+];
 
 const FORMATS = ['iso', 'isoDate', 'epochMillis', 'yyyy-MM-dd HH:mm:ss.SSS ZZ'];
 const ZONES = ['UTC', 'Etc/UTC', 'America/Los_Angeles', 'Asia/Kolkata'];
@@ -112,7 +121,8 @@ describe('date transform: ISO 8601 fast path', () => {
     expect(parseIsoFast('2024-05-01')).toBe(Date.UTC(2024, 4, 1));
     // No offset means UTC (luxon's zone option), never the machine's local time as Date.parse would.
     expect(parseIsoFast('2024-05-01T13:45')).toBe(Date.UTC(2024, 4, 1, 13, 45));
-    for (const other of ['2024-05-01T24:00:00Z', '20240501T134510Z', '2024-05-01T13:45:10,5Z', '0999-01-01', '2023-02-29', '2024-05-01T13:45:10Z[Europe/Paris]']) {
+    expect(parseIsoFast('2024-02-29T23:59:59.999Z')).toBe(Date.UTC(2024, 1, 29, 23, 59, 59, 999));
+    for (const other of ['2024-13-01T00:00:00.000Z', '2024-05-01T-1:45:10.123Z', '2024-05-01T13:45:10.12aZ', '0999-05-01T13:45:10.123Z', '2024-05-01T24:00:00Z', '20240501T134510Z', '2024-05-01T13:45:10,5Z', '0999-01-01', '2023-02-29', '2024-05-01T13:45:10Z[Europe/Paris]']) {
       expect(parseIsoFast(other), other).toBeUndefined();
     }
   });
