@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import { dbNowMsSql, stateDialect } from '../db-clock.js';
 import { StateError } from '../errors.js';
 import type { StateTables } from '../tables.js';
-import { leaseTableName } from './lease-store.js';
+import { leaseTableName } from './lease-table.js';
 
 /**
  * The fencing token of one account lease (Kafka Connect style): writes made on behalf of the

@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import { dbNowMsSql, stateDialect } from '../db-clock.js';
 import type { StateTables } from '../tables.js';
 import type { Fence } from './fence.js';
+import { leaseTableName } from './lease-table.js';
 
 /** A lease held: its fence, and until when (database clock, epoch ms). */
 export interface Lease extends Fence {
@@ -186,9 +187,4 @@ export class LeaseStore {
       .executeTakeFirst();
     return Number(row?.n ?? 0);
   }
-}
-
-/** `account_leases`, qualified by its schema when given (fence.ts reads it from other schemas). */
-export function leaseTableName(schema: string | undefined): string {
-  return schema === undefined ? 'account_leases' : `${schema}.account_leases`;
 }
