@@ -324,7 +324,7 @@ export async function runClusterChaos(options: ClusterChaosOptions, print: (line
       }
       const { replica: victim, held } = holder;
       const heldTenants = held.map((h) => ({ ...h, tenant: byName.get(h.account) ?? tenants[0]! }));
-      const epochs = held.map((h) => `${h.account || 'account'} ${h.epoch}`).join(', ');
+      const epochs = held.map((h) => (h.account ? `${h.account} ${h.epoch}` : `epoch ${h.epoch}`)).join(', ');
       const record: ActionRecord = { n: i + 1, action, victim: victim.appName, detail: several ? `held ${held.length} lease(s)` : '' };
       const measure = async (pid: number, at: number) => {
         const all = await Promise.all(
