@@ -67,6 +67,12 @@ const DEFAULT_REAUTH_CHECK_MS = 1_000;
  */
 export class TokenManager {
   private current: StoredTokens | undefined;
+  /**
+   * A pair the server issued whose save failed (the state store unreachable for a moment): the
+   * store still holds the pair it replaced, dead on brokerage. Written under the next lock
+   * before the store is read again, so the store's stale pair never wins over it.
+   */
+  private unsaved: StoredTokens | undefined;
   private loading: Promise<void> | undefined;
   private refreshing: Promise<string> | undefined;
   private readonly holder = `${process.pid}:${randomUUID()}`;
@@ -242,6 +248,10 @@ export class TokenManager {
     const waited = await this.takeRefreshLock(ttlMs, signal, rejectedToken);
     if (waited !== undefined) return waited;
     try {
+      if (this.unsaved) {
+        await store.save(account, this.unsaved);
+        this.unsaved = undefined;
+      }
       // Under the lock: another process may have refreshed since these tokens were loaded.
       const adopted = await this.adoptNewerStored(rejectedToken);
       if (adopted !== undefined) return adopted;
@@ -378,8 +388,16 @@ export class TokenManager {
       refreshToken: tokens.refreshToken,
       accessExpiresAt: expiryOf(tokens.accessToken),
     };
-    await this.options.store.save(this.options.account, next);
+    // Held before it is stored: the server has rotated the pair already, so when the save fails
+    // (the state pool timed out) the old refresh token is dead and the new one must not be lost.
     this.current = next;
+    try {
+      await this.options.store.save(this.options.account, next);
+      this.unsaved = undefined;
+    } catch (error) {
+      this.unsaved = next;
+      throw error;
+    }
     // Tokens were had: whatever mark the account carried is void (check, new credentials). One
     // small delete per refresh, under the refresh lock, so it cannot undo a newer mark.
     await this.options.store.clearReauthRequired?.(this.options.account);

@@ -103,7 +103,7 @@ function sqlSink(name: string, kind: ChaosSink['kind'], target: SqlTarget): Chao
  * with `connectors/sql`; SFTP with `connectors/sftp` and a loopback sshd. A service that is not
  * there is skipped with a warning, or fails the run under CI=true (requireService).
  */
-export async function prepareSinks(dir: string, label: string): Promise<SinkSet> {
+export async function prepareSinks(dir: string, label: string, only?: 'csv+sqlite'): Promise<SinkSet> {
   const sinks: ChaosSink[] = [];
   const skipped: SkippedSink[] = [];
   const cleanups: Array<() => Promise<void>> = [];
@@ -117,6 +117,7 @@ export async function prepareSinks(dir: string, label: string): Promise<SinkSet>
     sqliteFile = String(sqlite.options['filename']);
     const s = sqlSink('erp_sqlite', 'sqlite', sqlite);
     sinks.push({ ...s, connector: { type: 'sql', options: { ...sqlite.options, staging: { claimBatch: 50, claimTimeout: 'PT5S' } } } });
+    if (only) return { sinks, skipped, sqliteFile, close: async () => void (await Promise.all(sinks.map((k) => k.close().catch(() => undefined)))) };
     const pg = await probePostgres();
     if (requireService('PostgreSQL', pg)) sinks.push(sqlSink('erp_pg', 'postgres', await createTarget('postgres', pg.url, label)));
     else skipped.push({ name: 'erp_pg', reason: pg.reason ?? 'unreachable' });

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { holderPid } from './cluster-replicas.js';
+import { holderPid, type LeaseRef } from './cluster-replicas.js';
 
 /**
  * The commit audit of the cluster chaos run: statement triggers on the tables the account's work
@@ -26,8 +26,10 @@ const AUDITED: Array<{ table: string; ops: string }> = [
 ];
 
 /** Creates the audit table and triggers in `schema` (after migrations, before any replica starts). */
-export async function installCommitAudit(client: pg.Client, schema: string): Promise<void> {
+export async function installCommitAudit(client: pg.Client, schema: string, ref?: LeaseRef): Promise<void> {
   const s = `"${schema}"`;
+  // With several accounts the lease rows live in the shared schema, one per account.
+  const lease = ref ? `"${ref.schema}".account_leases where account = '${ref.account}'` : `${s}.account_leases`;
   await client.query(`create table ${s}.chaos_commits (
     id bigserial primary key, at timestamptz not null default clock_timestamp(),
     at_ms_raw bigint not null default (extract(epoch from clock_timestamp()) * 1000)::bigint,
@@ -36,7 +38,7 @@ export async function installCommitAudit(client: pg.Client, schema: string): Pro
     begin
       insert into ${s}.chaos_commits (tbl, op, app, holder, epoch)
         select TG_TABLE_NAME, TG_OP, current_setting('application_name'), l.holder, l.epoch
-          from (select 1) one left join (select holder, epoch from ${s}.account_leases order by epoch desc limit 1) l on true;
+          from (select 1) one left join (select holder, epoch from ${lease} order by epoch desc limit 1) l on true;
       return null;
     end $$`);
   for (const { table, ops } of AUDITED) {

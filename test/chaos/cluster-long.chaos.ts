@@ -8,6 +8,8 @@ import { runClusterChaos } from './run-cluster-chaos.js';
  * SIGKILLed and restarted, SIGSTOPped beyond the TTL and SIGCONTed, its database connections
  * terminated; then every sink against the truth, outbound and webhooks exactly once, no retired
  * refresh token used, epochs and checkpoints never backwards, no commit by a non-holder.
+ * CLUSTER_ACCOUNTS=N serves N accounts instead (an `accounts:` config, one simulator and set of
+ * sinks each, main and brokerage alternating; the replica holding the most leases is the victim).
  */
 const seed = chaosSeed();
 const variants = (process.env.CHAOS_VARIANTS ?? 'main,brokerage').split(',').map((v) => v.trim()) as ChaosVariant[];

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { readLease } from './cluster-replicas.js';
+import { readLease, type LeaseRef } from './cluster-replicas.js';
 
 /**
  * Samples the shared state every `intervalMs` while the cluster chaos runs: the lease row (epochs
@@ -47,7 +47,11 @@ export class StateMonitor {
   private readonly distinct = new Map<string, Set<string>>();
   readonly result: MonitorResult = { samples: 0, epochs: [], epochRegressions: [], handsWithoutEpoch: [], checkpointRegressions: [], streams: new Map() };
 
-  constructor(private readonly client: pg.Client, private readonly intervalMs = 500) {}
+  constructor(
+    private readonly client: pg.Client,
+    private readonly intervalMs = 500,
+    private readonly ref?: LeaseRef,
+  ) {}
 
   start(): void {
     this.timer = setInterval(() => void this.sample(), this.intervalMs);
@@ -65,7 +69,7 @@ export class StateMonitor {
     if (this.busy) return;
     this.busy = true;
     try {
-      const lease = await readLease(this.client);
+      const lease = await readLease(this.client, this.ref);
       if (lease) {
         if (lease.epoch < this.lastEpoch) this.result.epochRegressions.push(`epoch ${this.lastEpoch} → ${lease.epoch}`);
         if (lease.epoch === this.lastEpoch && lease.holder !== null && this.lastHolder !== null && lease.holder !== this.lastHolder) {

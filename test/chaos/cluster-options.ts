@@ -25,6 +25,8 @@ export function shortClusterChaos(seed: number): ClusterChaosOptions {
     stagingCreates: 8,
     logLevel: 'info',
     replicas: 3,
+    // CLUSTER_ACCOUNTS=10: ten accounts (each its own simulator), the loads shared among them.
+    accounts: envNumber('CLUSTER_ACCOUNTS', 1),
     leaseTtlMs: 4000,
     claimIntervalMs: 1000,
   };
@@ -44,6 +46,7 @@ export function longClusterChaos(seed: number, variant: ChaosVariant): ClusterCh
     stagingCreates: 40,
     logLevel: 'info',
     replicas: 3,
+    accounts: envNumber('CLUSTER_ACCOUNTS', 1),
     leaseTtlMs: 4000,
     claimIntervalMs: 1000,
   };

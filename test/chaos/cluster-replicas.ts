@@ -145,11 +145,22 @@ export async function stateClient(url: string, schema: string): Promise<pg.Clien
   return client;
 }
 
-/** The account's lease row (the deployment has one account), with the database clock. */
-export async function readLease(client: pg.Client): Promise<LeaseRowSample | undefined> {
+/**
+ * Where an account's lease row is: with several accounts, the shared schema's `account_leases`
+ * row named after the account (the client's search_path is the account's own schema).
+ */
+export interface LeaseRef {
+  schema: string;
+  account: string;
+}
+
+/** The account's lease row (the deployment's only one, or `ref`'s), with the database clock. */
+export async function readLease(client: pg.Client, ref?: LeaseRef): Promise<LeaseRowSample | undefined> {
+  const from = ref ? `"${ref.schema}".account_leases where account = $1` : 'account_leases';
   const { rows } = await client.query<{ holder: string | null; epoch: string; expires_at_ms: string; now_ms: string }>(
     `select holder, epoch::text, expires_at_ms::text, (extract(epoch from clock_timestamp()) * 1000)::bigint::text as now_ms
-       from account_leases order by epoch desc limit 1`,
+       from ${from} order by epoch desc limit 1`,
+    ref ? [ref.account] : [],
   );
   const row = rows[0];
   return row ? { holder: row.holder, epoch: Number(row.epoch), expiresAtMs: Number(row.expires_at_ms), dbNowMs: Number(row.now_ms) } : undefined;
@@ -193,10 +204,11 @@ export async function measureFailover(
   victimPid: number,
   signalledAtMs: number,
   timeoutMs: number,
+  ref?: LeaseRef,
 ): Promise<Failover> {
   const until = Date.now() + timeoutMs;
   while (Date.now() < until && failover.claimMs === undefined) {
-    const lease = await readLease(client);
+    const lease = await readLease(client, ref);
     if (lease && lease.epoch > failover.oldEpoch && lease.holder && holderPid(lease.holder) !== victimPid) {
       failover.newEpoch = lease.epoch;
       failover.newHolder = lease.holder;
@@ -228,4 +240,15 @@ export async function measureFailover(
 export async function dbNowMs(client: pg.Client): Promise<number> {
   const { rows } = await client.query<{ now_ms: string }>('select (extract(epoch from clock_timestamp()) * 1000)::bigint::text as now_ms');
   return Number(rows[0]!.now_ms);
+}
+
+/** Live holders in the shared schema's `account_leases`: holder id → accounts it holds. */
+export async function liveLeasesByHolder(client: pg.Client, schema: string): Promise<Map<string, string[]>> {
+  const { rows } = await client.query<{ account: string; holder: string }>(
+    `select account, holder from "${schema}".account_leases
+      where holder is not null and expires_at_ms > (extract(epoch from clock_timestamp()) * 1000)::bigint order by account`,
+  );
+  const out = new Map<string, string[]>();
+  for (const r of rows) out.set(r.holder, [...(out.get(r.holder) ?? []), r.account]);
+  return out;
 }
