@@ -1,5 +1,5 @@
 import { Kysely, PostgresDialect, sql, type DatabaseIntrospector, type DatabaseMetadata, type SchemaMetadata, type TableMetadata } from 'kysely';
-import type { Pool, PoolConfig } from 'pg';
+import type { Pool, PoolClient, PoolConfig } from 'pg';
 import { describeError } from '../util/errors.js';
 import { loadDriver } from '../util/optional-driver.js';
 import { StateError } from './errors.js';
@@ -28,6 +28,8 @@ export interface OpenPostgresOptions {
    * schema when it is checked out for another one. `poolSize` then bounds the whole process.
    */
   sharedPool?: boolean;
+  /** How long opening a connection may take (default 10 s); also pg-pool's limit on waiting for a free one. */
+  connectTimeoutMs?: number;
 }
 
 const BIGINT_OID = 20;
@@ -49,7 +51,7 @@ export async function openPostgresStateDatabase(location: PostgresLocation, opti
       PoolConfig['types']
     >['getTypeParser'],
   };
-  const base: PoolConfig = { connectionString: location.url, connectionTimeoutMillis: 10_000, types };
+  const base: PoolConfig = { connectionString: location.url, connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000, types };
   await ensureSchema(new Pool({ ...base, max: 1 }), location);
   const idleTimeout = options.idleInTransactionTimeoutMs === undefined ? '' : ` -c idle_in_transaction_session_timeout=${Math.max(1, Math.trunc(options.idleInTransactionTimeoutMs))}`;
   const createPool = (searchPath: string | undefined): Pool => {
@@ -93,6 +95,28 @@ function sharedPool(key: string, create: () => Pool): { pool: Pool; release: () 
   };
 }
 
+/** How long a store waits in all for a connection of a full shared pool. */
+const SHARED_POOL_WAIT_MS = 120_000;
+
+/**
+ * pg-pool fails a checkout after `connectionTimeoutMillis` also when it only waited in the queue of
+ * a full pool. With many accounts on one pool that is a busy moment (every account's first pass at
+ * start-up), not an unreachable server — and the work service that waited failed, which stopped
+ * the replica (10-account cluster chaos). A timeout while the pool is full is waited out again, up
+ * to SHARED_POOL_WAIT_MS; a timeout opening a connection to the server still fails at once.
+ */
+async function connectWaitingForTurn(pool: Pool): Promise<PoolClient> {
+  const deadline = Date.now() + SHARED_POOL_WAIT_MS;
+  for (;;) {
+    try {
+      return await pool.connect();
+    } catch (error) {
+      const queued = /timeout exceeded when trying to connect/i.test((error as Error).message) && pool.totalCount >= (pool.options.max ?? 10);
+      if (!queued || Date.now() >= deadline) throw error;
+    }
+  }
+}
+
 /** Which schema each shared connection's search_path is set to now. */
 const connectionSchemas = new WeakMap<object, string>();
 
@@ -104,7 +128,7 @@ const connectionSchemas = new WeakMap<object, string>();
 function schemaView(shared: { pool: Pool; release: () => Promise<void> }, schema: string): Pool {
   const view = {
     async connect() {
-      const client = await shared.pool.connect();
+      const client = await connectWaitingForTurn(shared.pool);
       // A new connection has no schema of ours yet: it is set on its first checkout.
       if (connectionSchemas.get(client) !== schema) {
         try {

@@ -12,7 +12,7 @@ import { dropPostgresSchema, postgresStateLocation, postgresUrlForTests } from '
  * must be switched to its schema, or one account's checkpoint would land in the other's tables.
  */
 const POSTGRES = await postgresUrlForTests();
-const schemas = [postgresStateLocation(POSTGRES ?? 'postgres://unused').schema, postgresStateLocation(POSTGRES ?? 'postgres://unused').schema];
+const schemas = [0, 1, 2, 3].map(() => postgresStateLocation(POSTGRES ?? 'postgres://unused').schema);
 
 afterAll(async () => {
   if (POSTGRES) for (const schema of schemas) await dropPostgresSchema(POSTGRES, schema);
@@ -39,5 +39,22 @@ describe.skipIf(POSTGRES === undefined)('a pool shared by the accounts of a proc
     await a!.destroy();
     expect(await streamsOf(b)).toEqual(['stream_1', 'stream_3']);
     await b!.destroy();
+  });
+
+  it('a store that waits for a connection of the full pool gets one when it frees, instead of failing after the connect timeout', async () => {
+    // Connect timeout 300 ms; both connections busy for 1.5 s: pg-pool alone fails the third checkout at 300 ms.
+    const open = (schema: string) => openState({ kind: 'postgres', url: POSTGRES!, schema, poolSize: 2 }, { sharedPool: true, connectTimeoutMs: 300 });
+    const [busy, waiting] = [await open(schemas[2]!), await open(schemas[3]!)];
+    try {
+      const slow = [1, 2].map(() => sql`select pg_sleep(1.5)`.execute(busy));
+      // Let both slow queries take the two connections first.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(waiting);
+      expect(rows[0]!.schema).toBe(schemas[3]);
+      await Promise.all(slow);
+    } finally {
+      await busy.destroy();
+      await waiting.destroy();
+    }
   });
 });
