@@ -66,7 +66,7 @@ export async function openPostgresStateDatabase(location: PostgresLocation, opti
     return pool;
   };
   const pool = options.sharedPool
-    ? schemaView(sharedPool(`${location.url}|${location.poolSize}|${idleTimeout}`, () => createPool(undefined)), location.schema)
+    ? schemaView(sharedPool(`${location.url}|${location.poolSize}|${base.connectionTimeoutMillis}|${idleTimeout}`, () => createPool(undefined)), location.schema)
     : createPool(location.schema);
   return new Kysely<StateTables>({ dialect: new CurrentSchemaPostgresDialect({ pool }) });
 }
