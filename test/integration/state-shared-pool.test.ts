@@ -20,7 +20,7 @@ afterAll(async () => {
 
 describe.skipIf(POSTGRES === undefined)('a pool shared by the accounts of a process', () => {
   it('each store reads and writes its own schema through two shared connections; closing one leaves the other working', async () => {
-    const [a, b] = await Promise.all(schemas.map((schema) => openState({ kind: 'postgres', url: POSTGRES!, schema, poolSize: 2 }, { sharedPool: true })));
+    const [a, b] = await Promise.all(schemas.slice(0, 2).map((schema) => openState({ kind: 'postgres', url: POSTGRES!, schema, poolSize: 2 }, { sharedPool: true })));
     for (const db of [a!, b!]) await migrateToLatest(db, { location: 'test' });
     const [storeA, storeB] = [createStores(a!), createStores(b!)];
     // Interleaved and concurrent: connections pass from one schema to the other many times.
