@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { issuePair } from '../helpers/pull-harness.js';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -132,7 +133,7 @@ async function openTenant(options: ClusterChaosOptions, i: number, dir: string, 
   const clientSecret = `chaos-secret-${randomBytes(12).toString('hex')}`;
   const webhookSecret = `chaos-whsec-${randomBytes(12).toString('hex')}`;
   const sim = await startSimulator({ ...chaosSimulatorOptions(own, clientSecret), ...(several ? { clientId: `chaos-client-${i}` } : {}) });
-  const pair = shape.bare ? await retrievePair(sim) : undefined;
+  const pair = shape.bare ? await issuePair(sim) : undefined;
   const schema = shape.name ? `${sharedSchema}_${shape.name}` : sharedSchema;
   const tdir = several ? path.join(dir, shape.name!) : dir;
   fs.mkdirSync(tdir, { recursive: true });
@@ -162,16 +163,6 @@ async function openTenant(options: ClusterChaosOptions, i: number, dir: string, 
     dir: tdir,
     inboxDir: path.join(tdir, 'inbox'),
   };
-}
-
-async function retrievePair(sim: Tenant['sim']): Promise<{ accessToken: string; refreshToken: string }> {
-  const response = await fetch(`${sim.baseUrl}/retrieve-token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ clientId: sim.options.clientId, clientSecret: sim.options.clientSecret }),
-  });
-  const issued = (await response.json()) as { data: { access_token: string; refresh_token: string } };
-  return { accessToken: issued.data.access_token, refreshToken: issued.data.refresh_token };
 }
 
 /** Environment variable names of tenant i's secrets (the config names them as `${VAR}`). */
