@@ -69,6 +69,14 @@ export interface ApiCall<T> {
   signal?: AbortSignal;
 }
 
+/**
+ * Called right before a request that changes data at the API (POST, PUT, DELETE; token calls
+ * excepted) is handed to the transport, after any wait for the rate budget; throws to stop it.
+ * The account lease's `assertHeld` (a replica past its lease must not create what the new holder
+ * has already reconciled).
+ */
+export type SendGuard = (endpoint: EndpointRef) => void;
+
 export interface ApiResult<T> {
   data: T;
   envelope: SuccessEnvelope;
@@ -98,6 +106,7 @@ export class ApiClient {
   private readonly retry: RetryOptions;
   private readonly logger: Logger;
   private readonly events: ApiClientEvents;
+  private sendGuard: SendGuard | undefined;
 
   constructor(options: ApiClientOptions) {
     this.variant = options.variant;
@@ -221,6 +230,17 @@ export class ApiClient {
     }
   }
 
+  /**
+   * This client (same transport, budget, tokens, clock and stats) with `guard` run before every
+   * request that changes data: one lease tenure's view of the account's client.
+   */
+  withSendGuard(guard: SendGuard): ApiClient {
+    const view = Object.create(Object.getPrototypeOf(this) as object) as ApiClient;
+    Object.assign(view, this);
+    view.sendGuard = guard;
+    return view;
+  }
+
   /** Releases sockets. */
   close(): void {
     this.transport.close();
@@ -230,6 +250,8 @@ export class ApiClient {
     const waitedBefore = this.budget.snapshot().waitedMs;
     return this.budget.run(async () => {
       this.stats.rateWaitMs += this.budget.snapshot().waitedMs - waitedBefore;
+      // Last look before the request goes out (the wait for the budget may have been long).
+      if (this.sendGuard && spec.method !== 'GET' && !spec.anonymous && spec.bearer === undefined) this.sendGuard(endpoint);
       this.stats.requests += 1;
       const started = Date.now();
       try {

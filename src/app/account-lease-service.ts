@@ -1,4 +1,5 @@
-import { isLeaseLostError, type Fence, type Lease, type LeaseStore } from '../state/leases/index.js';
+import { performance } from 'node:perf_hooks';
+import { isLeaseLostError, LeaseLostError, type Fence, type Lease, type LeaseStore } from '../state/leases/index.js';
 import { sleep } from '../util/abort.js';
 import type { Logger } from '../util/logger.js';
 import { startDaemon, type DaemonRunner, type DaemonService } from './daemon.js';
@@ -11,6 +12,16 @@ export interface TenureSignals {
   stopSignal: AbortSignal;
   /** At once: the lease is lost (its commits would fail anyway) or the daemon's grace period ran out. */
   abortSignal: AbortSignal;
+  /**
+   * Throws (an AbortError caused by LeaseLostError, after aborting the tenure) once the lease may
+   * have expired by this replica's own clock: its last successful claim or renewal started more
+   * than the TTL ago. Synchronous, so it can run right before a request that changes data at the
+   * API is written (ApiClient.withSendGuard): a replica that was paused or cut off from the
+   * database past its deadline does not send a create the new holder has already reconciled and
+   * sent again. The timer that aborts the tenure at the same moment may fire later than I/O after
+   * a pause (SIGSTOP, a frozen VM); this check does not wait for it.
+   */
+  assertHeld: () => void;
 }
 
 export interface AccountLeaseServiceOptions {
@@ -86,9 +97,31 @@ export function accountLeaseService(options: AccountLeaseServiceOptions): Accoun
   }
 
   /** Runs one tenure: work services up, renewals, until the lease is lost or a stop drained it. */
-  async function hold(lease: Lease): Promise<TenureEnd> {
+  async function hold(lease: Lease, claimStartedAt: number): Promise<TenureEnd> {
     const tenureStop = new AbortController();
     const tenureAbort = new AbortController();
+    // The lease's deadline was set by the database clock after our claim or renewal started, so by
+    // our monotonic clock it ends no sooner than that start + TTL; the margin covers clock rates.
+    const validityMs = ttlMs - Math.min(500, Math.floor(ttlMs / 10));
+    let validUntil = claimStartedAt + validityMs;
+    let expiredLocally = false;
+    let expiryTimer: NodeJS.Timeout | undefined;
+    const expire = () => {
+      if (!expiredLocally) {
+        expiredLocally = true;
+        log.warn({ epoch: lease.epoch }, `lease of account ${account} (epoch ${lease.epoch}) passed its deadline on this replica's clock without a renewal: its work is cut, nothing more is sent to the API`);
+        cut(leaseExpiredAbort(lease));
+      }
+      return tenureAbort.signal.reason as Error;
+    };
+    const armExpiry = () => {
+      clearTimeout(expiryTimer);
+      expiryTimer = setTimeout(expire, Math.max(0, validUntil - performance.now()));
+      expiryTimer.unref();
+    };
+    const assertHeld = () => {
+      if (expiredLocally || performance.now() >= validUntil) throw expire();
+    };
     const onDaemonAbort = () => tenureAbort.abort(options.abortSignal.reason);
     options.abortSignal.addEventListener('abort', onDaemonAbort, { once: true });
     if (options.abortSignal.aborted) onDaemonAbort();
@@ -102,7 +135,8 @@ export function accountLeaseService(options: AccountLeaseServiceOptions): Accoun
     let runner: DaemonRunner | undefined;
     try {
       try {
-        const services = options.work(lease, { stopSignal: tenureStop.signal, abortSignal: tenureAbort.signal }).map((service) => cutOnLoss(service, cut));
+        armExpiry();
+        const services = options.work(lease, { stopSignal: tenureStop.signal, abortSignal: tenureAbort.signal, assertHeld }).map((service) => cutOnLoss(service, cut));
         runner = await startDaemon({ services, logger: log });
         firstSettled();
       } catch (error) {
@@ -122,11 +156,17 @@ export function accountLeaseService(options: AccountLeaseServiceOptions): Accoun
           // A work service died; startDaemon has stopped the others already.
           cut(woke?.error);
           await runner.stop();
+          if (expiredLocally) {
+            // Cut by our own clock: if the database renewed it after all, let the others claim it now.
+            await leases.release([lease]).catch(() => 0);
+            return lost(lease, woke?.error);
+          }
           if (woke === undefined || leaseLost(woke.error)) return lost(lease, woke?.error);
           await leases.release([lease]).catch((e: unknown) => log.warn({ err: e }, 'cannot release the lease'));
           throw woke.error;
         }
         const startedAt = Date.now();
+        const startedMono = performance.now();
         try {
           const renewed = await leases.renew([lease], ttlMs);
           if (renewed.length === 0) {
@@ -136,13 +176,17 @@ export function accountLeaseService(options: AccountLeaseServiceOptions): Accoun
           }
           current = renewed[0];
           lastRenewed = startedAt;
+          if (!expiredLocally) {
+            validUntil = startedMono + validityMs;
+            armExpiry();
+          }
           if (await wantsHandOver()) return await drainAndRelease(lease, runner, failed, tenureStop, 'handed over');
         } catch (error) {
           // The database did not answer. Our own clock only ever makes us give up sooner: after a
           // TTL without a renewal another replica may hold the lease, so the work stops (its
           // commits would be refused anyway).
           log.warn({ err: error, epoch: lease.epoch }, `cannot renew the lease of account ${account}`);
-          if (Date.now() - lastRenewed >= ttlMs) {
+          if (expiredLocally || Date.now() - lastRenewed >= ttlMs) {
             cut(error);
             await runner.stop('lease not renewed');
             return lost(lease, error);
@@ -150,6 +194,7 @@ export function accountLeaseService(options: AccountLeaseServiceOptions): Accoun
         }
       }
     } finally {
+      clearTimeout(expiryTimer);
       options.abortSignal.removeEventListener('abort', onDaemonAbort);
       current = undefined;
       state = 'standby';
@@ -203,6 +248,7 @@ export function accountLeaseService(options: AccountLeaseServiceOptions): Accoun
   async function run(): Promise<void> {
     while (!stopping.signal.aborted) {
       let lease: Lease | undefined;
+      const claimStartedAt = performance.now();
       try {
         lease = await tryClaim();
       } catch (error) {
@@ -210,7 +256,7 @@ export function accountLeaseService(options: AccountLeaseServiceOptions): Accoun
       }
       let pause = options.claimIntervalMs;
       if (lease) {
-        const end = await hold(lease);
+        const end = await hold(lease, claimStartedAt);
         if (end === 'stopped') return;
         // Lost: give the new holder a claim interval before trying again. Handed over: leave it to
         // the replicas below their share for a few intervals (claiming it back would undo the balance).
@@ -244,6 +290,15 @@ export function accountLeaseService(options: AccountLeaseServiceOptions): Accoun
 
 /** Claim intervals a replica leaves a lease it handed over to the others. */
 const HAND_OVER_PAUSE_INTERVALS = 5;
+
+/** The abort reason of a tenure whose lease passed its deadline by this replica's clock (caused by LeaseLostError). */
+function leaseExpiredAbort(lease: Fence): Error {
+  const error = new Error(`lease of account ${lease.account} (epoch ${lease.epoch}) not renewed within its TTL: it may be held by another replica now`, {
+    cause: new LeaseLostError(lease),
+  });
+  error.name = 'AbortError';
+  return error;
+}
 
 /** Whether `error` (or an error it wraps, e.g. startDaemon's DaemonFailedError) is a lost lease. */
 function leaseLost(error: unknown): boolean {

@@ -363,8 +363,11 @@ export function composeDeploymentDaemon(apps: readonly AppContext[], options: Da
       logger: app.logger.child({ component: 'lease' }),
       work: (fence, signals) => {
         const stores = options.tenureStores?.(fence) ?? createStores(app.db, { fence });
-        const fenced: AppContext = { ...app, stores, deps: { ...app.deps, stores, hooks: deliveryHooks(stores) } };
-        return tenureServices(fenced, { ...options, ...signals }, tenure);
+        // API writes are fenced too, by this replica's clock (see TenureSignals.assertHeld).
+        const client = app.client.withSendGuard(() => signals.assertHeld());
+        const fenced: AppContext = { ...app, client, stores, deps: { ...app.deps, client, stores, hooks: deliveryHooks(stores) } };
+        const { assertHeld: _, ...tenureSignals } = signals;
+        return tenureServices(fenced, { ...options, ...tenureSignals }, tenure);
       },
     });
     app.metrics.observeLease(account, () => ({ active: lease.state() === 'active', epoch: lease.epoch() }));

@@ -57,6 +57,31 @@ describe('ApiClient', () => {
     expect(scope.isDone()).toBe(true);
   });
 
+  it('a send guard stops writes right before they go out, not reads or token calls; the unguarded client is untouched', async () => {
+    const access = jwt(3600);
+    const scope = nock(BASE)
+      .post('/retrieve-token').reply(200, envelope({ access_token: access, refresh_token: 'refresh-aaaaaaaa' }))
+      .get('/loads/M1').reply(200, envelope({ _id: 'x1', reference_number: 'M1' }))
+      .post('/loads').reply(200, envelope({ _id: 'x2', reference_number: 'M2' }));
+    const { client } = makeClient();
+    const refusals: string[] = [];
+    const guarded = client.withSendGuard((endpoint) => {
+      refusals.push(`${endpoint.method} ${endpoint.route}`);
+      const error = new Error('lease expired');
+      error.name = 'AbortError';
+      throw error;
+    });
+    // The token call (a POST) and the GET pass; the create is stopped before it is sent.
+    expect((await getLoad(guarded, 'M1')).reference_number).toBe('M1');
+    await expect(createLoad(guarded, { caller: 'c1' })).rejects.toThrow('lease expired');
+    expect(refusals).toEqual(['POST /loads']);
+    expect(scope.pendingMocks()).toEqual([`POST ${BASE.replace('/v1', '')}:80/v1/loads`]);
+    // Shared state: the view counted its requests on the same stats; the original is not guarded.
+    expect(client.stats.requests).toBe(2);
+    expect((await createLoad(client, { caller: 'c1' })).reference_number).toBe('M2');
+    expect(scope.isDone()).toBe(true);
+  });
+
   it('honours Retry-After on 429 (seconds and HTTP date) and does not count 429 as a failed attempt', async () => {
     const access = jwt(3600);
     nock(BASE).post('/retrieve-token').reply(200, envelope({ access_token: access, refresh_token: 'refresh-aaaaaaaa' }));
