@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import os from 'node:os';
 import { isAbortError, sleep } from '../util/abort.js';
 import type { Logger } from '../util/logger.js';
 import { registerSecret } from '../util/secrets.js';
@@ -35,9 +36,9 @@ export interface TokenManagerOptions {
   logger: Logger;
   /**
    * How long a refresh may hold the account's cross-process lock (default 60 s): how long others
-   * wait for a holder that hung, was paused or vanished (a killed one frees it at once, see
-   * SqlTokenStore.acquireRefreshLock). The daemon passes the account lease TTL, so a dead lease
-   * holder's lock frees no later than its lease; its API call gets three quarters of it.
+   * wait for a holder that hung, was paused, vanished or died on another host (one killed on this
+   * host frees it at once, see SqlTokenStore.acquireRefreshLock). Its API call gets three quarters
+   * of it. The daemon passes the account lease TTL, at least 30 s (compose.ts).
    */
   refreshLockTtlMs?: number;
   /** How often a process waiting for another's refresh looks at the store (default 250 ms). */
@@ -75,7 +76,8 @@ export class TokenManager {
   private unsaved: StoredTokens | undefined;
   private loading: Promise<void> | undefined;
   private refreshing: Promise<string> | undefined;
-  private readonly holder = `${process.pid}:${randomUUID()}`;
+  /** `<pid>:<unique>:<host>`: a lock left by a process of this host that no longer runs is taken over at once. */
+  private readonly holder = `${process.pid}:${randomUUID()}:${os.hostname()}`;
   refreshCount = 0;
   /** Refreshes avoided because another process had already stored newer tokens. */
   adoptedFromStore = 0;

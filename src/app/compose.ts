@@ -52,6 +52,9 @@ export type { AppContext } from './app-context.js';
 export { composeWebhookProcessor } from './compose-webhooks.js';
 import { composeNotifications, ReconcileResults } from './compose-notifications.js';
 
+
+/** The shortest token refresh lock the daemon uses (see createApiClient's refreshLockTtlMs). */
+const MIN_REFRESH_LOCK_TTL_MS = 30_000;
 /**
  * The composition root: the one place that constructs stores and services. `openApp` builds what
  * every command needs from the config (state database and its stores, API client, connectors,
@@ -119,8 +122,11 @@ export async function openApp(loaded: LoadedConfig, options: OpenAppOptions): Pr
       logger: options.logger.child({ component: 'api' }),
       timeoutMs: config.api.timeout,
       refreshBeforeExpiryMs: config.api.refreshBeforeExpiry,
-      // A refresh lock left by a dead lease holder frees no later than its lease (issue 11).
-      refreshLockTtlMs: config.cluster.leaseTtl,
+      // A refresh lock left by a dead lease holder on another host frees no later than its lease
+      // (issue 11), but never in less than 30 s: a holder slowed down past the lock's deadline (a
+      // loaded machine, a short lease TTL) would let another process spend the refresh token its
+      // call is rotating. One killed on this host frees it at once.
+      refreshLockTtlMs: Math.max(config.cluster.leaseTtl, MIN_REFRESH_LOCK_TTL_MS),
       rateLimit: config.api.rateLimit,
       retry: {
         maxAttempts: config.api.retry.maxAttempts,
