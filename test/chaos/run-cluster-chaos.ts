@@ -245,7 +245,9 @@ export async function runClusterChaos(options: ClusterChaosOptions, print: (line
           ...sections[0]!,
           webhooks: { enabled: true, listen: '${FS_WEBHOOK_LISTEN}', path: WEBHOOK_PATH, secret: `\${${secretVar(tenants[0]!, 'WEBHOOK_SECRET')}}`, catchUpInterval: 'PT5S', batchSize: 50 },
         };
-    config['state'] = { url: location.url, schema: location.schema, poolSize: location.poolSize };
+    // As docs/scaling-out.md advises: a few connections per account a replica may work at once
+    // (4 for up to 5 accounts starved the pool in the first 10-account run).
+    config['state'] = { url: location.url, schema: location.schema, poolSize: several ? Math.max(location.poolSize, 3 + options.accounts) : location.poolSize };
     config['http'] = { enabled: true, listen: '${FS_HTTP_LISTEN}' };
     config['cluster'] = { leaseTtl: `PT${options.leaseTtlMs / 1000}S`, claimInterval: `PT${options.claimIntervalMs / 1000}S`, heartbeat: 'PT1S' };
     fs.writeFileSync(configFile, stringify(config));
