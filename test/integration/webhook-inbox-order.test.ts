@@ -76,3 +76,40 @@ describe.each(await stateDialects())('the webhook inbox hands out work per load,
     expect((await inbox.pendingFor('A', ['load', 'document'])).map((r) => r.family)).toEqual(['document']);
   });
 });
+
+/** `WebhookInboxStore.acceptMany`: one statement for the new rows, outcomes in the caller's order. */
+describe.each(await stateDialects())('the webhook inbox stores a group of deliveries (%s)', (dialect) => {
+  it('answers per entry in the given order: new, already present, the same key twice in one group, seen long ago', async () => {
+    const handle = await freshStateOn(dialect);
+    disposable.push(handle);
+    const inbox = createStores(handle.db).webhookInbox;
+    const old = { ...entry('A', at(0)), key: 'old' };
+    await inbox.acceptMany([old], 60_000);
+    await handle.db.updateTable('webhook_inbox').set({ state: 'done' }).where('event_key', '=', 'old').execute();
+    const present = { ...entry('A', at(1)), key: 'present' };
+    await inbox.accept(present, 60_000);
+    const fresh = { ...entry('B', at(2)), key: 'z-new' };
+    const twice = { ...entry('C', at(3)), key: 'a-twice' };
+    const outcomes = await inbox.acceptMany([fresh, present, twice, { ...twice, body: '{"again":1}' }, { ...old, receivedAt: at(7200), occurredAt: at(7200) }], 60_000);
+    expect(outcomes).toEqual(['stored', 'duplicate', 'stored', 'duplicate', 'rearmed']);
+    const rows = await handle.db.selectFrom('webhook_inbox').select(['event_key', 'state', 'body']).orderBy('event_key').execute();
+    expect(rows.map((r) => [r.event_key, r.state])).toEqual([['a-twice', 'pending'], ['old', 'pending'], ['present', 'pending'], ['z-new', 'pending']]);
+    // The first of the two entries with one key is the one stored.
+    expect(rows[0]!.body).toBe(twice.body);
+  });
+
+  it('two replicas storing the same keys in opposite orders at the same time never deadlock', async () => {
+    const handle = await freshStateOn(dialect);
+    disposable.push(handle);
+    // A second connection (PostgreSQL: the pool has several; SQLite serialises writers anyway).
+    const inbox = createStores(handle.db).webhookInbox;
+    for (let round = 0; round < 15; round++) {
+      const group = Array.from({ length: 30 }, (_, i) => ({ ...entry(`L${i}`, at(round * 100 + i)), key: `r${round}-e${i}` }));
+      const results = await Promise.allSettled([inbox.acceptMany(group, 60_000), inbox.acceptMany([...group].reverse(), 60_000)]);
+      expect(results.filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason))).toEqual([]);
+      const [a, b] = results.map((r) => (r as PromiseFulfilledResult<string[]>).value);
+      // Each event stored exactly once between the two.
+      for (let i = 0; i < group.length; i++) expect([a![i], b![group.length - 1 - i]].sort()).toEqual(['duplicate', 'stored']);
+    }
+  });
+});

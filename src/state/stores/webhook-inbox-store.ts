@@ -51,11 +51,38 @@ export class WebhookInboxStore {
   /** Stores several entries in one transaction (the receiver's group commit; the catch-up's pages of the log). */
   async acceptMany(entries: readonly InboxEntry[], dedupeWindowMs: number): Promise<AcceptOutcome[]> {
     if (entries.length === 0) return [];
-    return this.db.transaction().execute(async (trx) => {
-      const outcomes: AcceptOutcome[] = [];
-      for (const entry of entries) outcomes.push(await acceptOne(trx, entry, dedupeWindowMs));
-      return outcomes;
+    // New rows go in one multi-row statement per chunk, in arrival order (ids keep the order of
+    // arrival, which `due` relies on), so the transaction stays short; only keys already present
+    // take the duplicate path, one by one. Two replicas storing overlapping events (a sender's
+    // retry reaching both, each one's catch-up reading the same log page) can still lock them in
+    // opposite orders: PostgreSQL then aborts one with a deadlock, and that group is stored again.
+    const firsts = new Map<string, number>();
+    entries.forEach((entry, index) => {
+      if (!firsts.has(entry.key)) firsts.set(entry.key, index);
     });
+    const unique = [...firsts.values()].map((index) => entries[index]!);
+    return retryOnDeadlock(() =>
+      this.db.transaction().execute(async (trx) => {
+        const stored = new Set<string>();
+        for (let i = 0; i < unique.length; i += ACCEPT_CHUNK) {
+          const rows = await trx
+            .insertInto('webhook_inbox')
+            .values(unique.slice(i, i + ACCEPT_CHUNK).map(pendingRow))
+            .onConflict((oc) => oc.column('event_key').doNothing())
+            .returning('event_key')
+            .execute();
+          for (const row of rows) stored.add(row.event_key);
+        }
+        // The first entry of a key this statement inserted is stored; every other (a key already
+        // present, or the same key again in this group) takes the duplicate path.
+        const outcomes: AcceptOutcome[] = [];
+        for (const [index, entry] of entries.entries()) {
+          if (firsts.get(entry.key) === index && stored.has(entry.key)) outcomes.push('stored');
+          else outcomes.push(await acceptExisting(trx, entry, dedupeWindowMs));
+        }
+        return outcomes;
+      }),
+    );
   }
 
   /**
@@ -217,26 +244,54 @@ export function webhookStream(family: string): string {
   return `webhook:${family}`;
 }
 
+/** PostgreSQL aborted the transaction to break a deadlock (40P01): nothing of it was kept. */
+function isDeadlock(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '40P01';
+}
+
+/** Runs `work` (one transaction) again when the database chose it as a deadlock's victim, up to 3 times. */
+async function retryOnDeadlock<T>(work: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (error) {
+      if (!isDeadlock(error) || attempt >= 3) throw error;
+    }
+  }
+}
+
+/** Rows per multi-row INSERT of `acceptMany` (12 parameters each: far below any dialect's limit). */
+const ACCEPT_CHUNK = 200;
+
+function pendingRow(entry: InboxEntry) {
+  return {
+    event_key: entry.key,
+    event_type: entry.eventType,
+    family: entry.family,
+    reference_number: entry.referenceNumber,
+    body: entry.body,
+    source: entry.source,
+    occurred_at: entry.occurredAt,
+    received_at: entry.receivedAt,
+    state: 'pending' as const,
+    next_attempt_at: entry.receivedAt,
+    last_error: null,
+    processed_at: null,
+  };
+}
+
 async function acceptOne(trx: Kysely<StateTables>, entry: InboxEntry, dedupeWindowMs: number): Promise<AcceptOutcome> {
   const inserted = await trx
     .insertInto('webhook_inbox')
-    .values({
-      event_key: entry.key,
-      event_type: entry.eventType,
-      family: entry.family,
-      reference_number: entry.referenceNumber,
-      body: entry.body,
-      source: entry.source,
-      occurred_at: entry.occurredAt,
-      received_at: entry.receivedAt,
-      state: 'pending',
-      next_attempt_at: entry.receivedAt,
-      last_error: null,
-      processed_at: null,
-    })
+    .values(pendingRow(entry))
     .onConflict((oc) => oc.column('event_key').doNothing())
     .executeTakeFirst();
   if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) > 0) return 'stored';
+  return acceptExisting(trx, entry, dedupeWindowMs);
+}
+
+/** An entry whose key is already in the inbox: a duplicate within the window, else re-armed. */
+async function acceptExisting(trx: Kysely<StateTables>, entry: InboxEntry, dedupeWindowMs: number): Promise<AcceptOutcome> {
   // Same key seen before. Within the window it is a sender retry (or the log echoing a delivery):
   // drop it. Much later, an identical body is a new change that happens to look the same (a
   // status set back to the same value): refresh again rather than miss it.
