@@ -7,7 +7,7 @@ import { ApiAuthError, ApiEncodingError, ApiError, ReauthRequiredError } from '.
 import { readJwtTimes } from './jwt.js';
 import type { TokenRecord } from './schemas/resources.js';
 import type { ServerClock } from './server-clock.js';
-import type { ReauthMark, StoredTokens, TokenStore } from './token-store.js';
+import { TOOK_OVER_EXPIRED_LOCK, type ReauthMark, type StoredTokens, type TokenStore } from '../contracts/token-store.js';
 import type { ApiVariant } from './variant.js';
 
 /** Credentials from the config (spec §5): client id + secret, or a pre-issued token pair. */
@@ -77,6 +77,8 @@ export class TokenManager {
   private loading: Promise<void> | undefined;
   private refreshing: Promise<string> | undefined;
   /** `<pid>:<unique>:<host>`: a lock left by a process of this host that no longer runs is taken over at once. */
+  /** The refresh lock held now was taken from a holder whose deadline passed unreleased (see awaitLateRotation). */
+  private tookOverExpiredLock = false;
   private readonly holder = `${process.pid}:${randomUUID()}:${os.hostname()}`;
   refreshCount = 0;
   /** Refreshes avoided because another process had already stored newer tokens. */
@@ -262,7 +264,12 @@ export class TokenManager {
       // The API call must end before the lock can be taken over by someone else: a quarter of the
       // lock's life (at most 10 s) stays for writing the tokens and releasing it.
       const callMs = callDeadlineMs(ttlMs);
-      const deadline = AbortSignal.timeout(callMs);
+      // On brokerage the call rotates the refresh token: an answer that comes late (this process
+      // was paused or starved past the deadline) is the only live pair there is, so it is kept
+      // and stored rather than cut off (the transport's timeout still bounds the call). Others
+      // that took the expired lock meanwhile find it in the store (awaitLateRotation).
+      const rotates = this.options.variant === 'brokerage' && Boolean(this.current?.refreshToken);
+      const deadline = rotates ? new AbortController().signal : AbortSignal.timeout(callMs);
       try {
         return await this.doRefresh(signal ? AbortSignal.any([signal, deadline]) : deadline, rejectedToken);
       } catch (error) {
@@ -277,6 +284,29 @@ export class TokenManager {
   }
 
   /**
+   * Polls the store, for at most the refresh lock's TTL, for a refresh token other than `spent`
+   * (stored by a process whose rotation outlived its lock); adopts it and returns its access
+   * token, or refreshes with it. Undefined when none came: the token is truly lost.
+   */
+  private async awaitLateRotation(spent: string, rejectedToken: string | undefined, signal: AbortSignal | undefined): Promise<string | undefined> {
+    // Only a holder whose lock expired unreleased can still be inside a rotation.
+    if (!this.tookOverExpiredLock) return undefined;
+    const { logger } = this.options;
+    const until = performance.now() + (this.options.refreshLockTtlMs ?? DEFAULT_LOCK_TTL_MS);
+    logger.warn('the refresh token was rejected: waiting for another process that may have rotated it to store the new pair');
+    while (performance.now() < until) {
+      await sleep(this.options.refreshLockPollMs ?? DEFAULT_LOCK_POLL_MS, signal);
+      const adopted = await this.adoptNewerStored(rejectedToken);
+      if (adopted !== undefined) return adopted;
+      if (this.current?.refreshToken && this.current.refreshToken !== spent) {
+        logger.info('another process stored a newer refresh token; refreshing with it');
+        return this.doRefresh(signal ?? new AbortController().signal, rejectedToken, true);
+      }
+    }
+    return undefined;
+  }
+
+  /**
    * Takes the account's refresh lock. While another process holds it, waits for its result in
    * the store and returns that access token instead (undefined once the lock is ours).
    */
@@ -285,7 +315,11 @@ export class TokenManager {
     if (!store.acquireRefreshLock) return undefined;
     let announced = false;
     for (;;) {
-      if (await store.acquireRefreshLock(account, this.holder, ttlMs)) return undefined;
+      const acquired = await store.acquireRefreshLock(account, this.holder, ttlMs);
+      if (acquired) {
+        this.tookOverExpiredLock = acquired === TOOK_OVER_EXPIRED_LOCK;
+        return undefined;
+      }
       if (!announced) logger.debug('another process is refreshing the tokens of this account; waiting for its result');
       announced = true;
       // Polling the shared store is the only way to hear from another process.
@@ -349,6 +383,11 @@ export class TokenManager {
           }
         }
         if (!hasClientCredentials) {
+          // A refresher whose lock expired while it was paused or starved (its deadline passed,
+          // so this one took over) may still be about to store the pair its rotation received:
+          // give it the lock's life before giving the account up for lost.
+          const late = await this.awaitLateRotation(refreshToken, rejectedToken, signal);
+          if (late !== undefined) return late;
           return this.markLost(
             `the refresh token was rejected (HTTP ${error.status}) by ${variant === 'main' ? 'GET /token' : 'GET /generate-new-token'}, also after re-reading the state store, and no clientId/clientSecret is configured`,
             error,

@@ -35,9 +35,11 @@ export interface TokenStore {
   /**
    * Optional, for stores several processes share: takes the account's refresh lock for `holder`
    * until `ttlMs` from now, or takes it over when it expired. Resolves false while another holder
-   * has it. Without it, refreshes are serialised within the process only.
+   * has it. Without it, refreshes are serialised within the process only. TOOK_OVER_EXPIRED_LOCK
+   * (truthy: acquired) when it was taken from a holder whose deadline passed without a release and
+   * who is not known to be dead: it may still be inside a refresh, paused or starved.
    */
-  acquireRefreshLock?(account: string, holder: string, ttlMs: number): Promise<boolean>;
+  acquireRefreshLock?(account: string, holder: string, ttlMs: number): Promise<boolean | typeof TOOK_OVER_EXPIRED_LOCK>;
   /** Releases the lock if `holder` still has it. */
   releaseRefreshLock?(account: string, holder: string): Promise<void>;
   /** Optional: the account's re-authentication mark (see ReauthMark), undefined when none. */
@@ -45,3 +47,6 @@ export interface TokenStore {
   markReauthRequired?(account: string, mark: ReauthMark): Promise<void>;
   clearReauthRequired?(account: string): Promise<void>;
 }
+
+/** acquireRefreshLock's answer when the lock was taken over from a holder that may still be refreshing. */
+export const TOOK_OVER_EXPIRED_LOCK = 'took-over-expired' as const;

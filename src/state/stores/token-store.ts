@@ -5,7 +5,7 @@ import { durableCommit } from '../durability.js';
 import { dbNowMsSql, stateDialect } from '../db-clock.js';
 import { processAlive } from '../../util/process-alive.js';
 
-import type { ReauthMark, StoredTokens, TokenStore } from '../../contracts/token-store.js';
+import { TOOK_OVER_EXPIRED_LOCK, type ReauthMark, type StoredTokens, type TokenStore } from '../../contracts/token-store.js';
 
 export class SqlTokenStore implements TokenStore {
   constructor(
@@ -61,11 +61,12 @@ export class SqlTokenStore implements TokenStore {
    *
    * The caller must end its API call before `ttlMs` (TokenManager does).
    */
-  async acquireRefreshLock(account: string, holder: string, ttlMs: number): Promise<boolean> {
+  async acquireRefreshLock(account: string, holder: string, ttlMs: number): Promise<boolean | typeof TOOK_OVER_EXPIRED_LOCK> {
     const ttl = Math.max(1, Math.trunc(ttlMs));
     const nowMs = dbNowMsSql(this.db);
     const current = await this.db.selectFrom('token_refresh_locks').select('holder').where('account', '=', account).executeTakeFirst();
-    if (current && current.holder !== holder && heldByGoneProcess(current.holder, stateDialect(this.db) === 'sqlite')) {
+    const gone = current !== undefined && current.holder !== holder && heldByGoneProcess(current.holder, stateDialect(this.db) === 'sqlite');
+    if (gone) {
       // Compare-and-delete: only the dead holder's row, not one a live process took meanwhile.
       await this.db.deleteFrom('token_refresh_locks').where('account', '=', account).where('holder', '=', current.holder).execute();
     }
@@ -82,7 +83,9 @@ export class SqlTokenStore implements TokenStore {
       )
       .execute();
     const row = await this.db.selectFrom('token_refresh_locks').select('holder').where('account', '=', account).executeTakeFirst();
-    return row?.holder === holder;
+    if (row?.holder !== holder) return false;
+    // Released locks are deleted: a row of someone else's that we replaced had expired unreleased.
+    return current !== undefined && current.holder !== holder && !gone ? TOOK_OVER_EXPIRED_LOCK : true;
   }
 
   async releaseRefreshLock(account: string, holder: string): Promise<void> {
