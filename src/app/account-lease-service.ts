@@ -1,4 +1,4 @@
-import { isLeaseLostError, type Fence, type Lease, type LeaseStore } from '../state/leases/index.js';
+import { describeHolder, isLeaseLostError, type Fence, type HandOverRequest, type Lease, type LeaseStore } from '../state/leases/index.js';
 import { sleep } from '../util/abort.js';
 import type { Logger } from '../util/logger.js';
 import { startDaemon, type DaemonRunner, type DaemonService } from './daemon.js';
@@ -17,6 +17,8 @@ export interface AccountLeaseServiceOptions {
   account: string;
   /** This replica's id: the lease holder. */
   holder: string;
+  /** What the holder is, recorded on the lease row for `status` and waiting commands; default `run`. */
+  command?: string;
   leases: LeaseStore;
   ttlMs: number;
   /** How often a standby replica tries to claim. */
@@ -52,7 +54,7 @@ export interface AccountLeaseService extends DaemonService {
   epoch(): number | undefined;
 }
 
-type TenureEnd = 'lost' | 'stopped' | 'handed over';
+type TenureEnd = 'lost' | 'stopped' | 'handed over' | 'requested';
 
 /**
  * Runs one account's work on one replica at a time (issue 11; design §2b). In standby it tries to
@@ -65,6 +67,11 @@ type TenureEnd = 'lost' | 'stopped' | 'handed over';
  *
  * A work service failing with any other error stops the work, releases the lease and fails this
  * service (the daemon then stops, as for any dead loop).
+ *
+ * A one-shot command (`sync`, `backfill`) that wants the account records a hand-over request on
+ * the lease row; the renewal reads it, and the tenure is drained and released as for a stop. The
+ * request keeps everybody but its requester from claiming, so this service claims the lease again
+ * once the command released it (its next claim tick after that).
  */
 export function accountLeaseService(options: AccountLeaseServiceOptions): AccountLeaseService {
   const { account, holder, leases, ttlMs, logger } = options;
@@ -81,7 +88,7 @@ export function accountLeaseService(options: AccountLeaseServiceOptions): Accoun
   const firstAttempt = new Promise<void>((resolve) => (firstSettled = resolve));
 
   async function tryClaim(): Promise<Lease | undefined> {
-    const claim = async () => (await leases.claim([account], { holder, ttlMs, max: 1 }))[0];
+    const claim = async () => (await leases.claim([account], { holder, ttlMs, max: 1, command: options.command ?? 'run' }))[0];
     return options.withinShare ? options.withinShare(claim) : claim();
   }
 
@@ -136,6 +143,11 @@ export function accountLeaseService(options: AccountLeaseServiceOptions): Accoun
           }
           current = renewed[0];
           lastRenewed = startedAt;
+          const request = renewed[0]!.handOverRequest;
+          if (request) {
+            log.info({ epoch: lease.epoch, requestedBy: request.by }, `handing account ${account} over to ${describeRequester(request)} (it asked for the lease)`);
+            return await drainAndRelease(lease, runner, failed, tenureStop, 'requested');
+          }
           if (await wantsHandOver()) return await drainAndRelease(lease, runner, failed, tenureStop, 'handed over');
         } catch (error) {
           // The database did not answer. Our own clock only ever makes us give up sooner: after a
@@ -174,11 +186,10 @@ export function accountLeaseService(options: AccountLeaseServiceOptions): Accoun
     runner: DaemonRunner,
     failed: Promise<{ error: unknown } | undefined>,
     tenureStop: AbortController,
-    end: 'stopped' | 'handed over',
+    end: 'stopped' | 'handed over' | 'requested',
   ): Promise<TenureEnd> {
     state = 'draining';
-    const why = end === 'stopped' ? 'then releasing its lease' : 'then handing its lease over (this replica holds more than its share)';
-    log.info({ epoch: lease.epoch }, `draining the work of account ${account}, ${why}`);
+    log.info({ epoch: lease.epoch }, `draining the work of account ${account}, ${DRAIN_REASONS[end]}`);
     tenureStop.abort(end === 'stopped' ? stopping.signal.reason : new Error('lease handed over'));
     await runner.stop(end === 'stopped' ? 'lease service stopping' : 'lease handed over');
     // A loop that died while draining: report it after handing the lease back.
@@ -240,6 +251,16 @@ export function accountLeaseService(options: AccountLeaseServiceOptions): Accoun
       await loop?.catch(() => undefined);
     },
   };
+}
+
+const DRAIN_REASONS = {
+  stopped: 'then releasing its lease',
+  'handed over': 'then handing its lease over (this replica holds more than its share)',
+  requested: 'then handing its lease over to the command that asked for it; claiming it back when that is done',
+} as const;
+
+function describeRequester(request: HandOverRequest): string {
+  return describeHolder(request.by, request.command);
 }
 
 /** Claim intervals a replica leaves a lease it handed over to the others. */
