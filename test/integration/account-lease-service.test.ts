@@ -1,4 +1,5 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import { dbNowMsSql } from '../../src/state/db-clock.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { accountLeaseService, type AccountLeaseService, type TenureSignals } from '../../src/app/account-lease-service.js';
@@ -92,8 +93,15 @@ describe.each([
 
     // Another replica takes the lease over (as after A's pause outlasted the TTL).
     const thief = new LeaseStore(target.connect());
-    await target.db.updateTable('account_leases').set({ expires_at_ms: 0 }).where('account', '=', 'acct').execute();
-    const [stolen] = await thief.claim(['acct'], { holder: 'B', ttlMs: 60_000 });
+    // Expiry and claim in one statement, as a claim does it (a claim through LeaseStore would skip
+    // the row while A's fenced commit holds it FOR SHARE, and A itself re-claims an expired lease).
+    const row = await target.db
+      .updateTable('account_leases')
+      .set({ holder: 'B', epoch: sql<number>`epoch + 1`, expires_at_ms: sql<number>`${dbNowMsSql(target.db)} + 60000` })
+      .where('account', '=', 'acct')
+      .returning('epoch')
+      .executeTakeFirstOrThrow();
+    const stolen = { account: 'acct', holder: 'B', epoch: Number(row.epoch) };
     expect(stolen).toMatchObject({ holder: 'B', epoch: 2 });
     const committedBeforeSteal = log.commits.length;
 
@@ -105,7 +113,7 @@ describe.each([
     expect((await new CheckpointStore(target.db).get('loads', cursor))!.at.startsWith('A@1#')).toBe(true);
 
     // B hands the lease back: A claims it again under a new epoch and works again.
-    await thief.release([stolen!]);
+    await thief.release([stolen]);
     await waitFor(() => a.state() === 'active' && log.commits.some((c) => c.startsWith('A@3#')), 10_000, 'A active again');
     expect(a.epoch()).toBe(3);
 
