@@ -79,6 +79,11 @@ async function waitForLease(app: AppContext, holder: string, options: OneShotLea
       if (announced) log.info({ epoch: lease.epoch }, `lease of account ${account} claimed (epoch ${lease.epoch}) after ${formatIsoDuration(Date.now() - startedAt)}`);
       return lease;
     }
+    if (Date.now() >= startedAt + options.waitMs || options.stopSignal.aborted) {
+      // Not waiting (any longer): no request, so the holder is not drained for nothing.
+      row = await leases.row(account);
+      break;
+    }
     const outcome = await leases.request(account, { requester: holder, command: options.command, ttlMs });
     row = outcome.row;
     const waiting = waitingFor(account, row, outcome.recorded);
@@ -87,7 +92,7 @@ async function waitForLease(app: AppContext, holder: string, options: OneShotLea
       announced = waiting;
     }
     const left = startedAt + options.waitMs - Date.now();
-    if (left <= 0 || options.stopSignal.aborted) break;
+    if (left <= 0) continue;
     const stopped = await sleep(Math.min(pollMs, left), options.stopSignal).then(() => false, () => true);
     if (stopped) break;
   }
