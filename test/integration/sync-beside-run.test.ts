@@ -1,18 +1,19 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { openStateDatabase } from '../../src/state/database.js';
 import { LeaseStore } from '../../src/state/leases/index.js';
 import type { SimulatorHandle } from '../../src/simulator/index.js';
+import type { StateDialect } from '../../src/state/db-clock.js';
 import { exitWithin, startCli, type CliChild } from '../chaos/daemon-process.js';
+import { freshStateOn, postgresUrlForTests, type FreshState } from '../helpers/state-db.js';
 import { ageChangesPastSafetyLag, collectTruth, compareWithTruth, issuePair, latestByKey, pullConfigRaw, readCsvRows, startSim, tempDir } from '../helpers/pull-harness.js';
 
 /**
- * Issue 11 item 6: `sync` beside a running `run` daemon on one SQLite state (real processes of
- * the built CLI). The sync asks the daemon for the account; the daemon drains its work and hands
+ * Issue 11 item 6: `sync` and `backfill` beside a running `run` daemon on one state, SQLite and
+ * PostgreSQL (real processes of the built CLI). The sync asks the daemon for the account; the daemon drains its work and hands
  * the lease over; the sync works under the lease; the daemon claims it back afterwards and goes
  * on. No stream run of the one overlaps a stream run of the other, the checkpoint never moves
  * backwards, the sink matches the API exactly, and — on brokerage with a bare token pair, whose
@@ -21,7 +22,9 @@ import { ageChangesPastSafetyLag, collectTruth, compareWithTruth, issuePair, lat
  */
 const children: CliChild[] = [];
 const sims: SimulatorHandle[] = [];
+const states: FreshState[] = [];
 const host = os.hostname();
+const hasPostgres = (await postgresUrlForTests()) !== undefined;
 
 afterEach(async () => {
   for (const c of children.splice(0)) {
@@ -29,6 +32,7 @@ afterEach(async () => {
     await c.exited;
   }
   for (const sim of sims.splice(0)) await sim.close();
+  for (const state of states.splice(0)) await state.dispose();
 });
 
 async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 60_000): Promise<void> {
@@ -46,7 +50,7 @@ interface RunRow {
   status: string;
 }
 
-async function deployment(variant: 'main' | 'brokerage', barePair: boolean, prefix: string) {
+async function deployment(variant: 'main' | 'brokerage', barePair: boolean, prefix: string, dialect?: StateDialect) {
   // Brokerage access tokens live 2 s: both processes refresh (and so rotate the pair) often.
   const sim = await startSim({ variant, loads: 150, ...(variant === 'brokerage' ? { accessTokenTtlMs: 2_000 } : {}) });
   sims.push(sim);
@@ -58,9 +62,14 @@ async function deployment(variant: 'main' | 'brokerage', barePair: boolean, pref
   raw['log'] = { level: 'info' };
   raw['http'] = { enabled: false };
   raw['cluster'] = { leaseTtl: 'PT3S', claimInterval: 'PT0.5S', heartbeat: 'PT1S' };
+  // A state of its own that the test reads beside the processes (else the config's file in `dir`).
+  const state = dialect ? await freshStateOn(dialect) : undefined;
+  if (state) states.push(state);
+  if (state?.location.kind === 'sqlite') raw['state'] = { path: state.location.path };
+  if (state?.location.kind === 'postgres') raw['state'] = { url: state.location.url, schema: state.location.schema, poolSize: 4 };
   const file = path.join(dir, 'freight-sync.yaml');
   fs.writeFileSync(file, stringify(raw));
-  return { sim, dir, file, statePath: path.join(dir, 'state.sqlite'), log: path.join(dir, 'processes.log') };
+  return { sim, dir, file, state, statePath: path.join(dir, 'state.sqlite'), log: path.join(dir, 'processes.log') };
 }
 
 function cli(args: string[], where: { dir: string; log: string }): CliChild {
@@ -70,25 +79,36 @@ function cli(args: string[], where: { dir: string; log: string }): CliChild {
 }
 
 describe.each([
-  { variant: 'main' as const, barePair: false },
-  { variant: 'brokerage' as const, barePair: true },
-])('sync beside a run daemon on SQLite ($variant, bare token pair: $barePair)', ({ variant, barePair }) => {
-  it('the daemon hands the account over to a sync, then to a backfill; each works alone; the daemon resumes; sink exact', async () => {
-    const d = await deployment(variant, barePair, 'sync-beside-run');
+  { dialect: 'sqlite' as const, variant: 'main' as const, barePair: false, skip: false },
+  { dialect: 'sqlite' as const, variant: 'brokerage' as const, barePair: true, skip: false },
+  { dialect: 'postgres' as const, variant: 'main' as const, barePair: false, skip: !hasPostgres },
+  { dialect: 'postgres' as const, variant: 'brokerage' as const, barePair: true, skip: !hasPostgres },
+])('sync and backfill beside a run daemon on $dialect ($variant, bare token pair: $barePair)', ({ dialect, variant, barePair, skip }) => {
+  it.skipIf(skip)('the daemon hands the account over to a sync, then to a backfill; each works alone; the daemon resumes; sink exact', async () => {
+    const d = await deployment(variant, barePair, 'sync-beside-run', dialect);
+    const db = d.state!.db;
     const daemon = cli(['run', '-c', d.file], d);
     await until(() => daemon.output().includes('daemon running'), 'the daemon to run');
-    const state = new Database(d.statePath, { readonly: true, fileMustExist: true });
-    const runs = () => state.prepare(`select command, started_at, finished_at, status from runs where stream = 'loads' order by id`).all() as RunRow[];
-    try {
-      await until(() => runs().some((r) => r.command === 'run' && r.status === 'ok'), 'a first pass of the daemon');
-
-      // The checkpoint's high-water mark, sampled all along: it never moves backwards.
-      const highWaters: string[] = [];
-      const sampler = setInterval(() => {
-        const row = state.prepare(`select cursor from checkpoints where stream = 'loads'`).get() as { cursor: string } | undefined;
+    let runRows: RunRow[] = [];
+    const runs = () => runRows;
+    const readRuns = async () => {
+      runRows = await db.selectFrom('runs').select(['command', 'started_at', 'finished_at', 'status']).where('stream', '=', 'loads').orderBy('id').execute();
+      return runRows;
+    };
+    // The checkpoint's high-water mark, sampled all along (with the runs): it never moves backwards.
+    const highWaters: string[] = [];
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        const row = await db.selectFrom('checkpoints').select('cursor').where('stream', '=', 'loads').executeTakeFirst();
         const mark = row ? (JSON.parse(row.cursor) as { highWater?: unknown }).highWater : undefined;
         if (typeof mark === 'string') highWaters.push(mark);
-      }, 20);
+        await readRuns();
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    })();
+    try {
+      await until(() => runs().some((r) => r.command === 'run' && r.status === 'ok'), 'a first pass of the daemon');
 
       // Not willing to wait: refused at once, naming the daemon; the daemon is not disturbed.
       const impatient = cli(['sync', '-c', d.file, '--lease-wait', 'PT0S'], d);
@@ -121,10 +141,9 @@ describe.each([
       expect(daemon.output()).toContain(`over to backfill on ${host}:${backfill.child.pid}`);
       if (variant === 'brokerage') expect(d.sim.stats().tokensIssued, 'refreshes during the backfill').toBeGreaterThan(tokensBefore);
       await until(() => runs().some((r) => r.command === 'run' && r.status === 'ok' && r.started_at > backfillEndedAt), 'a pass of the daemon after the backfill');
-      clearInterval(sampler);
 
       // The one-shots' passes and the daemon's never overlapped.
-      const all = runs();
+      const all = await readRuns();
       const oneShotRuns = all.filter((r) => r.command === 'sync' || r.command === 'backfill');
       expect(oneShotRuns.map((r) => r.command)).toEqual(['sync', 'backfill']);
       for (const s of oneShotRuns) {
@@ -148,7 +167,8 @@ describe.each([
       expect(daemon.output()).not.toContain('reauth_required');
       expect(d.sim.stats().retiredRefreshTokenUses).toBe(0);
     } finally {
-      state.close();
+      sampling = false;
+      await sampler;
     }
   }, 240_000);
 });
