@@ -173,6 +173,39 @@ describe.each([
   }, 240_000);
 });
 
+describe('a run daemon started while a backfill works the account (SQLite)', () => {
+  it('leaves the backfill\'s lease alone, and starts its work once the backfill released it', async () => {
+    const d = await deployment('main', false, 'run-after-backfill');
+    const first = cli(['sync', '-c', d.file], d);
+    expect((await exitWithin(first, 60_000)).code, first.output()).toBe(0);
+    const db = openStateDatabase(d.statePath);
+    try {
+      const leases = new LeaseStore(db);
+      // A slow backfill (the API answers every page after 2 s) until the daemon is up.
+      d.sim.configure({ pageDelayMs: 2_000 });
+      const backfill = cli(['backfill', '-c', d.file, '--from', d.sim.options.dataStart, '--log-level', 'info'], d);
+      await until(async () => (await leases.live())[0]?.holderCommand === 'backfill', 'the backfill to hold the lease');
+      const daemon = cli(['run', '-c', d.file], d);
+      await until(() => daemon.output().includes('daemon running'), 'the daemon to run');
+      expect(daemon.output()).toContain(`is worked by backfill on ${host}:${backfill.child.pid}`);
+      expect(daemon.output()).toContain('standby');
+      expect(backfill.child.exitCode).toBeNull();
+      d.sim.configure({ pageDelayMs: 0 });
+      const exit = await exitWithin(backfill, 120_000);
+      expect(exit.code, backfill.output().slice(-3000)).toBe(0);
+      const backfillEndedAt = new Date().toISOString();
+      await until(async () => (await db.selectFrom('runs').select('id').where('command', '=', 'run').where('status', '=', 'ok').where('started_at', '>', backfillEndedAt).execute()).length > 0, 'a pass of the daemon after the backfill');
+      const all = await db.selectFrom('runs').select(['command', 'started_at', 'finished_at']).orderBy('id').execute();
+      const b = all.find((r) => r.command === 'backfill')!;
+      expect(all.filter((r) => r.command === 'run' && r.started_at < b.finished_at!)).toEqual([]);
+      daemon.child.kill('SIGTERM');
+      expect((await exitWithin(daemon, 60_000)).code).toBe(0);
+    } finally {
+      await db.destroy();
+    }
+  }, 180_000);
+});
+
 describe('a one-shot holding the account', () => {
   it('another sync waits --lease-wait, then refuses naming it, and withdraws its request', async () => {
     const d = await deployment('main', false, 'sync-refused');
@@ -193,6 +226,17 @@ describe('a one-shot holding the account', () => {
       expect(second.output()).toContain(`is held by backfill on otherhost:4242 (holder otherhost:4242:beef, epoch ${held!.epoch}, held until`);
       expect(second.output()).toContain('gave up after waiting PT1S (--lease-wait)');
       expect((await leases.row(row!.account))!.request).toBeUndefined();
+
+      // status names the one-shot working the account; reset refuses while it does.
+      const status = cli(['status', '-c', d.file, '--offline'], d);
+      expect((await exitWithin(status, 60_000)).code, status.output()).toBe(0);
+      expect(status.output()).toContain('worked by backfill on otherhost:4242 (holder otherhost:4242:beef');
+      const statusJson = cli(['status', '-c', d.file, '--offline', '--json'], d);
+      expect((await exitWithin(statusJson, 60_000)).code).toBe(0);
+      expect(JSON.parse(statusJson.output()).lease).toMatchObject({ holder: 'otherhost:4242:beef', command: 'backfill', request: null });
+      const reset = cli(['reset', '-c', d.file, '--stream', 'loads', '--to', '2025-01-01'], d);
+      expect((await exitWithin(reset, 60_000)).code).toBe(1);
+      expect(reset.output()).toContain('host otherhost, pid 4242, running since backfill, lease epoch');
       // The refusal wrote nothing: only the first sync's runs.
       expect((await db.selectFrom('runs').select('command').execute()).every((r) => r.command === 'sync')).toBe(true);
       expect(await db.selectFrom('runs').select('id').execute()).toHaveLength(1);
