@@ -8,7 +8,7 @@ import { LeaseStore } from '../../src/state/leases/index.js';
 import type { SimulatorHandle } from '../../src/simulator/index.js';
 import type { StateDialect } from '../../src/state/db-clock.js';
 import { exitWithin, startCli, type CliChild } from '../chaos/daemon-process.js';
-import { freshStateOn, postgresUrlForTests, type FreshState } from '../helpers/state-db.js';
+import { dropPostgresSchema, freshStateOn, postgresUrlForTests, type FreshState } from '../helpers/state-db.js';
 import { ageChangesPastSafetyLag, collectTruth, compareWithTruth, issuePair, latestByKey, pullConfigRaw, readCsvRows, startSim, tempDir } from '../helpers/pull-harness.js';
 
 /**
@@ -50,7 +50,7 @@ interface RunRow {
   status: string;
 }
 
-async function deployment(variant: 'main' | 'brokerage', barePair: boolean, prefix: string, dialect?: StateDialect) {
+async function deployment(variant: 'main' | 'brokerage', barePair: boolean, prefix: string, dialect?: StateDialect, account?: string) {
   // Brokerage access tokens live 2 s: both processes refresh (and so rotate the pair) often.
   const sim = await startSim({ variant, loads: 150, ...(variant === 'brokerage' ? { accessTokenTtlMs: 2_000 } : {}) });
   sims.push(sim);
@@ -67,9 +67,20 @@ async function deployment(variant: 'main' | 'brokerage', barePair: boolean, pref
   if (state) states.push(state);
   if (state?.location.kind === 'sqlite') raw['state'] = { path: state.location.path };
   if (state?.location.kind === 'postgres') raw['state'] = { url: state.location.url, schema: state.location.schema, poolSize: 4 };
+  // A config with `accounts` (of one): the account's state in a schema of its own, its lease in the shared one.
+  const config = account ? { ...pick(raw, ['state', 'log', 'http', 'cluster']), accounts: [{ name: account, ...pick(raw, ['api', 'sync', 'connectors']) }] } : raw;
   const file = path.join(dir, 'freight-sync.yaml');
-  fs.writeFileSync(file, stringify(raw));
-  return { sim, dir, file, state, statePath: path.join(dir, 'state.sqlite'), log: path.join(dir, 'processes.log') };
+  fs.writeFileSync(file, stringify(config));
+  const accountDb = state && account ? state.db.withSchema(`${(state.location as { schema: string }).schema}_${account}`) : state?.db;
+  if (state?.location.kind === 'postgres' && account) {
+    const { url, schema } = state.location;
+    states.push({ ...state, dispose: () => dropPostgresSchema(url, `${schema}_${account}`) });
+  }
+  return { sim, dir, file, state, accountDb, accountArgs: account ? ['--account', account] : [], statePath: path.join(dir, 'state.sqlite'), log: path.join(dir, 'processes.log') };
+}
+
+function pick(raw: Record<string, unknown>, keys: string[]): Record<string, unknown> {
+  return Object.fromEntries(keys.filter((k) => k in raw).map((k) => [k, raw[k]]));
 }
 
 function cli(args: string[], where: { dir: string; log: string }): CliChild {
@@ -83,10 +94,11 @@ describe.each([
   { dialect: 'sqlite' as const, variant: 'brokerage' as const, barePair: true, skip: false },
   { dialect: 'postgres' as const, variant: 'main' as const, barePair: false, skip: !hasPostgres },
   { dialect: 'postgres' as const, variant: 'brokerage' as const, barePair: true, skip: !hasPostgres },
-])('sync and backfill beside a run daemon on $dialect ($variant, bare token pair: $barePair)', ({ dialect, variant, barePair, skip }) => {
+  { dialect: 'postgres' as const, variant: 'main' as const, barePair: false, skip: !hasPostgres, account: 'acme' },
+])('sync and backfill beside a run daemon on $dialect ($variant, bare token pair: $barePair, account: $account)', ({ dialect, variant, barePair, skip, account }) => {
   it.skipIf(skip)('the daemon hands the account over to a sync, then to a backfill; each works alone; the daemon resumes; sink exact', async () => {
-    const d = await deployment(variant, barePair, 'sync-beside-run', dialect);
-    const db = d.state!.db;
+    const d = await deployment(variant, barePair, 'sync-beside-run', dialect, account);
+    const db = d.accountDb!;
     const daemon = cli(['run', '-c', d.file], d);
     await until(() => daemon.output().includes('daemon running'), 'the daemon to run');
     let runRows: RunRow[] = [];
@@ -111,7 +123,7 @@ describe.each([
       await until(() => runs().some((r) => r.command === 'run' && r.status === 'ok'), 'a first pass of the daemon');
 
       // Not willing to wait: refused at once, naming the daemon; the daemon is not disturbed.
-      const impatient = cli(['sync', '-c', d.file, '--lease-wait', 'PT0S'], d);
+      const impatient = cli(['sync', '-c', d.file, ...d.accountArgs, '--lease-wait', 'PT0S'], d);
       const refused = await exitWithin(impatient, 60_000);
       expect(refused.code, impatient.output()).toBe(1);
       expect(impatient.output()).toContain(`is held by run on ${host}:${daemon.child.pid}`);
@@ -119,7 +131,7 @@ describe.each([
       expect(daemon.output()).not.toContain('over to sync');
 
       await d.sim.mutate(40);
-      const sync = cli(['sync', '-c', d.file, '--log-level', 'info'], d);
+      const sync = cli(['sync', '-c', d.file, ...d.accountArgs, '--log-level', 'info'], d);
       const exit = await exitWithin(sync, 90_000);
       const syncEndedAt = new Date().toISOString();
       expect(exit.code, sync.output().slice(-3000)).toBe(0);
@@ -133,7 +145,7 @@ describe.each([
       // lifetimes: it refreshes (brokerage: rotates the pair) while the daemon waits in standby.
       d.sim.configure({ pageDelayMs: 100 });
       const tokensBefore = d.sim.stats().tokensIssued;
-      const backfill = cli(['backfill', '-c', d.file, '--from', d.sim.options.dataStart, '--log-level', 'info'], d);
+      const backfill = cli(['backfill', '-c', d.file, ...d.accountArgs, '--from', d.sim.options.dataStart, '--log-level', 'info'], d);
       const backfilled = await exitWithin(backfill, 120_000);
       const backfillEndedAt = new Date().toISOString();
       d.sim.configure({ pageDelayMs: 0 });
