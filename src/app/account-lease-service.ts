@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { isLeaseLostError, LeaseLostError, type Fence, type Lease, type LeaseStore } from '../state/leases/index.js';
+import { describeHolder, isLeaseLostError, LeaseLostError, type Fence, type HandOverRequest, type Lease, type LeaseStore } from '../state/leases/index.js';
 import { sleep } from '../util/abort.js';
 import type { Logger } from '../util/logger.js';
 import { startDaemon, type DaemonRunner, type DaemonService } from './daemon.js';
@@ -28,6 +28,8 @@ export interface AccountLeaseServiceOptions {
   account: string;
   /** This replica's id: the lease holder. */
   holder: string;
+  /** What the holder is, recorded on the lease row for `status` and waiting commands; default `run`. */
+  command?: string;
   leases: LeaseStore;
   ttlMs: number;
   /** How often a standby replica tries to claim. */
@@ -63,7 +65,7 @@ export interface AccountLeaseService extends DaemonService {
   epoch(): number | undefined;
 }
 
-type TenureEnd = 'lost' | 'stopped' | 'handed over';
+type TenureEnd = 'lost' | 'stopped' | 'handed over' | 'requested';
 
 /**
  * Runs one account's work on one replica at a time (issue 11; design §2b). In standby it tries to
@@ -76,6 +78,11 @@ type TenureEnd = 'lost' | 'stopped' | 'handed over';
  *
  * A work service failing with any other error stops the work, releases the lease and fails this
  * service (the daemon then stops, as for any dead loop).
+ *
+ * A one-shot command (`sync`, `backfill`) that wants the account records a hand-over request on
+ * the lease row; the renewal reads it, and the tenure is drained and released as for a stop. The
+ * request keeps everybody but its requester from claiming, so this service claims the lease again
+ * once the command released it (its next claim tick after that).
  */
 export function accountLeaseService(options: AccountLeaseServiceOptions): AccountLeaseService {
   const { account, holder, leases, ttlMs, logger } = options;
@@ -92,7 +99,7 @@ export function accountLeaseService(options: AccountLeaseServiceOptions): Accoun
   const firstAttempt = new Promise<void>((resolve) => (firstSettled = resolve));
 
   async function tryClaim(): Promise<Lease | undefined> {
-    const claim = async () => (await leases.claim([account], { holder, ttlMs, max: 1 }))[0];
+    const claim = async () => (await leases.claim([account], { holder, ttlMs, max: 1, command: options.command ?? 'run' }))[0];
     return options.withinShare ? options.withinShare(claim) : claim();
   }
 
@@ -102,7 +109,7 @@ export function accountLeaseService(options: AccountLeaseServiceOptions): Accoun
     const tenureAbort = new AbortController();
     // The lease's deadline was set by the database clock after our claim or renewal started, so by
     // our monotonic clock it ends no sooner than that start + TTL; the margin covers clock rates.
-    const validityMs = ttlMs - Math.min(500, Math.floor(ttlMs / 10));
+    const validityMs = leaseValidityMs(ttlMs);
     let validUntil = claimStartedAt + validityMs;
     let expiredLocally = false;
     let expiryTimer: NodeJS.Timeout | undefined;
@@ -180,6 +187,11 @@ export function accountLeaseService(options: AccountLeaseServiceOptions): Accoun
             validUntil = startedMono + validityMs;
             armExpiry();
           }
+          const request = renewed[0]!.handOverRequest;
+          if (request) {
+            log.info({ epoch: lease.epoch, requestedBy: request.by }, `handing account ${account} over to ${describeRequester(request)} (it asked for the lease)`);
+            return await drainAndRelease(lease, runner, failed, tenureStop, 'requested');
+          }
           if (await wantsHandOver()) return await drainAndRelease(lease, runner, failed, tenureStop, 'handed over');
         } catch (error) {
           // The database did not answer. Our own clock only ever makes us give up sooner: after a
@@ -219,11 +231,10 @@ export function accountLeaseService(options: AccountLeaseServiceOptions): Accoun
     runner: DaemonRunner,
     failed: Promise<{ error: unknown } | undefined>,
     tenureStop: AbortController,
-    end: 'stopped' | 'handed over',
+    end: 'stopped' | 'handed over' | 'requested',
   ): Promise<TenureEnd> {
     state = 'draining';
-    const why = end === 'stopped' ? 'then releasing its lease' : 'then handing its lease over (this replica holds more than its share)';
-    log.info({ epoch: lease.epoch }, `draining the work of account ${account}, ${why}`);
+    log.info({ epoch: lease.epoch }, `draining the work of account ${account}, ${DRAIN_REASONS[end]}`);
     tenureStop.abort(end === 'stopped' ? stopping.signal.reason : new Error('lease handed over'));
     await runner.stop(end === 'stopped' ? 'lease service stopping' : 'lease handed over');
     // A loop that died while draining: report it after handing the lease back.
@@ -288,11 +299,30 @@ export function accountLeaseService(options: AccountLeaseServiceOptions): Accoun
   };
 }
 
+const DRAIN_REASONS = {
+  stopped: 'then releasing its lease',
+  'handed over': 'then handing its lease over (this replica holds more than its share)',
+  requested: 'then handing its lease over to the command that asked for it; claiming it back when that is done',
+} as const;
+
+function describeRequester(request: HandOverRequest): string {
+  return describeHolder(request.by, request.command);
+}
+
 /** Claim intervals a replica leaves a lease it handed over to the others. */
 const HAND_OVER_PAUSE_INTERVALS = 5;
 
+/**
+ * How long after the start of a successful claim or renewal the lease surely still holds by this
+ * process's monotonic clock: the database set its deadline (its clock + TTL) after that start; the
+ * margin, a tenth of the TTL and at most 0.5 s, covers clock rates.
+ */
+export function leaseValidityMs(ttlMs: number): number {
+  return ttlMs - Math.min(500, Math.floor(ttlMs / 10));
+}
+
 /** The abort reason of a tenure whose lease passed its deadline by this replica's clock (caused by LeaseLostError). */
-function leaseExpiredAbort(lease: Fence): Error {
+export function leaseExpiredAbort(lease: Fence): Error {
   const error = new Error(`lease of account ${lease.account} (epoch ${lease.epoch}) not renewed within its TTL: it may be held by another replica now`, {
     cause: new LeaseLostError(lease),
   });

@@ -27,12 +27,12 @@ import { flushSinks } from '../sync/sink-ack.js';
 import type { Logger } from '../util/logger.js';
 import { webhookProcessingService, webhookReceiverService } from '../webhooks/webhook-service.js';
 import type { WebhookProcessor } from '../webhooks/processor.js';
-import { LeaseStore, ReplicaStore, type Fence } from '../state/leases/index.js';
+import { LeaseStore, ReplicaStore, describeHolder, newHolderId, parseHolderId, type Fence } from '../state/leases/index.js';
+import { processAlive } from '../util/process-alive.js';
 import { accountLeaseService, type AccountLeaseService } from './account-lease-service.js';
 import { replicaPresenceService } from './replica-presence.js';
 import type { ScheduleView } from './console-data.js';
 import { formatIsoDuration } from '../util/duration.js';
-import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import type { DaemonService } from './daemon.js';
 import { deploymentReadyLine, readyLine } from './ready-line.js';
@@ -239,6 +239,17 @@ function deliveryHooks(stores: StateStores): DeliveryHooks {
   };
 }
 
+/**
+ * The app of one lease tenure: every state write of its work through stores fenced by `fence`
+ * (`stores`: tests' decorated ones), and every API write through `assertHeld` when given. The
+ * daemon's tenures and the one-shot commands use it.
+ */
+export function fencedApp(app: AppContext, fence: Fence, stores: StateStores = createStores(app.db, { fence }), assertHeld?: () => void): AppContext {
+  // `assertHeld` (the lease still held by this process's clock) runs before every API write.
+  const client = assertHeld ? app.client.withSendGuard(() => assertHeld()) : app.client;
+  return { ...app, client, stores, deps: { ...app.deps, client, stores, hooks: deliveryHooks(stores) } };
+}
+
 /** The outbound engine of `push` and `run` (`extraSources`: in-memory sources of tests). */
 export function composeOutbound(
   app: AppContext,
@@ -330,7 +341,7 @@ export function composeDeploymentDaemon(apps: readonly AppContext[], options: Da
   const services: DaemonService[] = [];
   const servers = new HttpServers(first.logger.child({ component: 'http' }));
   const location = stateLocationOf(config.state);
-  const holder = `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  const holder = newHolderId();
   // First to start, last to stop: on a SQLite file the state is owned by one daemon for its whole
   // life (a file per account). On PostgreSQL several replicas share it by design; the account
   // leases decide who works.
@@ -368,12 +379,9 @@ export function composeDeploymentDaemon(apps: readonly AppContext[], options: Da
       abortSignal: options.abortSignal,
       logger: app.logger.child({ component: 'lease' }),
       work: (fence, signals) => {
-        const stores = options.tenureStores?.(fence) ?? createStores(app.db, { fence });
         // API writes are fenced too, by this replica's clock (see TenureSignals.assertHeld).
-        const client = app.client.withSendGuard(() => signals.assertHeld());
-        const fenced: AppContext = { ...app, client, stores, deps: { ...app.deps, client, stores, hooks: deliveryHooks(stores) } };
-        const { assertHeld: _, ...tenureSignals } = signals;
-        return tenureServices(fenced, { ...options, ...tenureSignals }, tenure);
+        const { assertHeld, ...tenureSignals } = signals;
+        return tenureServices(fencedApp(app, fence, options.tenureStores?.(fence), assertHeld), { ...options, ...tenureSignals }, tenure);
       },
     });
     app.metrics.observeLease(account, () => ({ active: lease.state() === 'active', epoch: lease.epoch() }));
@@ -525,14 +533,25 @@ function tenureServices(app: AppContext, options: DaemonOptions, tenure: Current
 
 /**
  * On a SQLite file the daemon that owns the file (state-owner, started just before) is the only
- * one: a lease still held is a killed predecessor's, freed at once instead of after its TTL, so a
- * restart right after a crash resumes the work immediately, as before leases existed.
+ * one: a lease still held by a daemon is a killed predecessor's, freed at once instead of after
+ * its TTL, so a restart right after a crash resumes the work immediately, as before leases
+ * existed. A one-shot command (`sync`, `backfill`) whose process still runs keeps it: the daemon
+ * claims it when the command releases it.
  */
 function takeOverAfterCrash(leases: LeaseStore, account: string, logger: Logger): DaemonService {
   return {
     name: 'lease-takeover',
     async start() {
-      if ((await leases.forfeit(account)) > 0) logger.info({ account }, 'freed the account lease a stopped daemon of this state file still held');
+      const row = (await leases.live()).find((l) => l.account === account);
+      if (row?.holder) {
+        const oneShot = row.holderCommand !== null && row.holderCommand !== 'run';
+        const { host, pid } = parseHolderId(row.holder);
+        if (oneShot && host === os.hostname() && processAlive(pid)) {
+          logger.info({ account, holder: row.holder }, `account ${account} is worked by ${describeHolder(row.holder, row.holderCommand)}; its work starts here when that releases the lease`);
+        } else if ((await leases.forfeit(account, row.holder)) > 0) {
+          logger.info({ account }, `freed the account lease ${describeHolder(row.holder, row.holderCommand)} still held (that process is gone)`);
+        }
+      }
       return { loops: new Promise<void>(() => undefined) };
     },
     async stop() {},

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { ownerAlive, StateOwnedError, type DaemonOwnerStore } from '../state/stores/index.js';
 import type { Logger } from '../util/logger.js';
-import type { LeaseStore } from '../state/leases/index.js';
+import { parseHolderId, type LeaseStore } from '../state/leases/index.js';
+import { processAlive } from '../util/process-alive.js';
 import type { DaemonService } from './daemon.js';
 
 /** How often `run` renews its heartbeat, and how old a heartbeat may get before its owner counts as gone. */
@@ -52,19 +53,20 @@ export function daemonOwnershipService(store: DaemonOwnerStore, options: { state
 }
 
 /**
- * Throws StateOwnedError naming the daemon (host, pid, since) when a live one owns the state: the
- * `run` recorded on a SQLite file, or — on PostgreSQL, where replicas record no owner — a replica
- * holding an account's lease (its deadline not passed by the database clock).
+ * Throws StateOwnedError naming the process that works the account: the `run` recorded as the
+ * owner of a SQLite file, or one holding the account's lease (its deadline not passed by the
+ * database clock) — a replica on PostgreSQL, or a `sync`/`backfill` beside the daemon. A holder on
+ * this host whose process is gone (killed) does not count: its lease only waits for its expiry.
  */
 export async function assertNoDaemon(store: DaemonOwnerStore, statePath: string, advice: string, leases?: LeaseStore, account?: string): Promise<void> {
   const owner = await store.current();
   if (owner && alive(owner)) throw new StateOwnedError(owner, statePath, advice);
   // With several accounts the leases of the others share the table: only this account's counts.
   const held = leases ? (await leases.live()).find((l) => account === undefined || l.account === account) : undefined;
-  if (held?.holder) {
-    // The holder id is `host:pid:random` (compose.ts).
-    const [host = '?', pid = '0'] = held.holder.split(':');
-    const until = new Date(held.expiresAtMs).toISOString();
-    throw new StateOwnedError({ holder: held.holder, host, pid: Number(pid), startedAt: `epoch ${held.epoch}`, heartbeatAt: `lease held until ${until}` }, statePath, advice);
-  }
+  if (!held?.holder) return;
+  const { host, pid } = parseHolderId(held.holder);
+  if (host === os.hostname() && !processAlive(pid)) return;
+  const until = new Date(held.expiresAtMs).toISOString();
+  const what = held.holderCommand ?? 'a process';
+  throw new StateOwnedError({ holder: held.holder, host, pid, startedAt: `${what}, lease epoch ${held.epoch}`, heartbeatAt: `lease held until ${until}` }, statePath, advice);
 }

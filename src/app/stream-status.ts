@@ -1,5 +1,6 @@
 import { cursorInProgress, cursorPosition } from '../sync/cursor-position.js';
-import { LeaseStore } from '../state/leases/index.js';
+import { LeaseStore, type LeaseRow } from '../state/leases/index.js';
+import { dbNowMs } from '../state/db-clock.js';
 import type { AppContext } from './app-context.js';
 import { collectOutboundStatus, type OutboundStatus } from '../outbound/outbound-status.js';
 
@@ -31,12 +32,16 @@ export interface AuthStatus {
   reauthRequired: { reason: string; since: string } | null;
 }
 
-/** Who works the account (`run` under its lease), as the state knows it; null: nobody holds it now. */
+/** Who works the account (`run`, or a `sync`/`backfill` run by hand, under its lease), as the state knows it; null: nobody holds it now. */
 export interface LeaseStatus {
   holder: string;
+  /** What the holder is: `run`, `sync`, `backfill`; null for a lease taken by an older version. */
+  command: string | null;
   epoch: number;
   /** When the lease runs out unless renewed (database clock). */
   expiresAt: string;
+  /** A `sync` or `backfill` waiting for the holder to hand the account over; null when none. */
+  request: { by: string; command: string | null; expiresAt: string } | null;
 }
 
 export interface SyncStatusReport {
@@ -85,7 +90,8 @@ export async function collectStatus(app: AppContext, serverNow?: Date): Promise<
     });
   }
   const mark = await app.client.tokens.reauthRequired();
-  const held = (await app.account.leases.live()).find((l) => l.account === app.account.leaseKey);
+  const held = await app.account.leases.row(app.account.leaseKey);
+  const dbNow = await dbNowMs(app.db);
   return {
     generatedAt: now.toISOString(),
     clock: serverNow ? 'server' : 'local',
@@ -95,10 +101,21 @@ export async function collectStatus(app: AppContext, serverNow?: Date): Promise<
       state: mark ? 'reauth_required' : 'ok',
       reauthRequired: mark ? { reason: mark.reason, since: mark.since } : null,
     },
-    lease: held?.holder ? { holder: held.holder, epoch: held.epoch, expiresAt: new Date(held.expiresAtMs).toISOString() } : null,
+    lease: held?.holder && held.expiresAtMs > dbNow ? leaseStatus(held) : null,
     streams,
     invoices: { open: await app.stores.side.countOpenInvoices(), gapFillCandidates: await app.stores.side.countInvoiceCandidates() },
     rejectedWebhookEvents: quarantined.filter((q) => q.kind === 'webhook').reduce((n, q) => n + q.count, 0),
     outbound: await collectOutboundStatus(app.stores),
+  };
+}
+
+function leaseStatus(row: LeaseRow): LeaseStatus {
+  const { request } = row;
+  return {
+    holder: row.holder!,
+    command: row.holderCommand,
+    epoch: row.epoch,
+    expiresAt: new Date(row.expiresAtMs).toISOString(),
+    request: request ? { by: request.by, command: request.command, expiresAt: new Date(request.expiresAtMs).toISOString() } : null,
   };
 }

@@ -311,6 +311,13 @@ export interface AccountLeasesTable {
   epoch: ColumnType<number | string, number | undefined, number>;
   /** Database-clock epoch milliseconds after which the lease may be claimed by another replica. */
   expires_at_ms: ColumnType<number | string, number | undefined, number>;
+  /** What the holder is (`run`, `sync`, `backfill`; migration 0015); null once released or when unknown. */
+  holder_command: ColumnType<string | null, string | null | undefined, string | null>;
+  /** A one-shot waiting for the lease: nobody else may claim it while the request lives, and a `run` holder hands it over. */
+  requested_by: ColumnType<string | null, string | null | undefined, string | null>;
+  requested_command: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Database-clock epoch milliseconds after which the request no longer counts (its requester re-asserts it while waiting). */
+  request_expires_at_ms: ColumnType<number | string, number | undefined, number>;
 }
 
 /** A running replica (migration 0013): live ones share the accounts between them. */

@@ -3,6 +3,7 @@ import type { AppContext } from '../../app/compose.js';
 import { loadsDataRange } from '../../app/data-range.js';
 import type { StreamRunSummary } from '../../sync/stream-runner.js';
 import { runPass } from '../../app/sync-pass.js';
+import { withAccountLease } from '../../app/one-shot-lease.js';
 import { installShutdown } from '../../app/shutdown.js';
 import { describeError } from '../../util/errors.js';
 import { EXIT_OK, EXIT_WORK_FAILED } from '../exit-codes.js';
@@ -18,6 +19,8 @@ export interface BackfillRun {
   toIsNow: boolean;
   stream?: string[];
   json?: boolean;
+  /** `--lease-wait`, in ms (already parsed). */
+  leaseWaitMs: number;
 }
 
 /** The work of `freight-sync backfill` (options, help and bounds in commands/backfill.ts, loaded only when it runs). */
@@ -31,13 +34,16 @@ export async function backfillAction(options: BackfillRun, command: Command): Pr
   if (options.toIsNow) process.stderr.write(`backfill ${from} → ${to} (--to now); to resume after a stop, rerun with --to ${to}\n`);
   let stopProgress = () => undefined as void;
   try {
-    const { summaries, hint } = await withApp(runtime, { withConnectors: true, streams: options.stream, signal: shutdown.abortSignal }, async (app) => {
-      const progress = createProgressReporter({ from, to }, runtime.logger, { now: () => app.client.clock.now() });
-      stopProgress = () => progress.stop();
-      const result = await runPass(app, { command: 'backfill', backfill: { from, to }, signal: shutdown.abortSignal, stopSignal: shutdown.stopSignal, onProgress: progress.onProgress });
-      progress.finish(result);
-      return { summaries: result, hint: await emptyRangeHint(app, result, from, to) };
-    });
+    const lease = { command: 'backfill', waitMs: options.leaseWaitMs, stopSignal: shutdown.stopSignal, abortSignal: shutdown.abortSignal, logger: runtime.logger };
+    const { summaries, hint } = await withApp(runtime, { withConnectors: true, streams: options.stream, signal: shutdown.abortSignal }, (opened) =>
+      withAccountLease(opened, lease, async (app, signal) => {
+        const progress = createProgressReporter({ from, to }, runtime.logger, { now: () => app.client.clock.now() });
+        stopProgress = () => progress.stop();
+        const result = await runPass(app, { command: 'backfill', backfill: { from, to }, signal, stopSignal: shutdown.stopSignal, onProgress: progress.onProgress });
+        progress.finish(result);
+        return { summaries: result, hint: await emptyRangeHint(app, result, from, to) };
+      }),
+    );
     stopProgress();
     process.stdout.write(options.json ? `${JSON.stringify(summaries, null, 2)}\n` : renderSyncSummary(summaries));
     if (hint) process.stderr.write(`${hint}\n`);

@@ -19,10 +19,11 @@ export async function resetAction(options: { stream: string; to: string; redeliv
   const runtime = await prepareCommand(command);
   await withApp(runtime, { withConnectors: false }, async (app) => {
     // On a SQLite file the recorded daemon says it all (a SIGKILLed one frees it at once); on
-    // PostgreSQL the replicas record no owner and a live account lease names the working one.
+    // PostgreSQL the replicas record no owner and a live account lease names the working one, as
+    // it names a sync or backfill working beside the daemon on either.
     const location = stateLocationOf(app.config.state);
     if (options.force) await app.stores.daemonOwner.clear();
-    else await assertNoDaemon(app.stores.daemonOwner, describeStateLocation(location), 'stop it before reset (it would overwrite the new checkpoint), or pass --force', location.kind === 'postgres' ? app.account.leases : undefined, app.account.leaseKey);
+    else await assertNoDaemon(app.stores.daemonOwner, describeStateLocation(location), 'stop it before reset (it would overwrite the new checkpoint), or pass --force', app.account.leases, app.account.leaseKey);
     const cursor = definition.resetCursor(app.config.api.variant, at);
     await app.db.transaction().execute(async (trx) => {
       if (cursor === null) await app.stores.checkpoints.delete(definition.name, trx);

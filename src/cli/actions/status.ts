@@ -7,6 +7,7 @@ import { prepareAccounts, withApp } from '../runtime.js';
 import type { AppContext } from '../../app/app-context.js';
 import type { Logger } from '../../util/logger.js';
 import { renderTable } from '../table.js';
+import { describeHolder } from '../../state/leases/holder-id.js';
 
 function formatLag(seconds: number | null): string {
   if (seconds === null) return '-';
@@ -69,13 +70,19 @@ function renderStatus(report: SyncStatusReport): string {
       `REAUTH REQUIRED: account ${report.auth.account} since ${report.auth.reauthRequired.since}: ${report.auth.reauthRequired.reason}\n` +
         'API work for this account is paused. Give new credentials in api.auth (a new token pair, or clientId/clientSecret), then run `freight-sync check` and restart the daemon.\n\n';
   }
-  out += report.lease
-    ? `worked by ${report.lease.holder} (lease epoch ${report.lease.epoch}, held until ${report.lease.expiresAt})\n\n`
-    : 'no daemon holds the account\'s lease now\n\n';
+  out += renderLease(report.lease);
   out += renderTable(['stream', 'enabled', 'checkpoint', 'state', `lag (${report.clock})`, 'last run', 'records', 'rejected', 'last error'], rows);
   const quarantined = report.streams.reduce((n, s) => n + s.rejected, 0) + report.rejectedWebhookEvents;
   if (quarantined > 0) out += `\n${quarantined} quarantined entr${quarantined === 1 ? 'y' : 'ies'} (webhook events: ${report.rejectedWebhookEvents}): freight-sync rejected list\n`;
   out += `\ninvoices not yet FULL_PAID (followed through their loads' changes): ${report.invoices.open}; loads awaiting invoice gap-fill: ${report.invoices.gapFillCandidates}\n`;
   out += renderOutboundStatus(report.outbound);
   return out;
+}
+
+/** Who works the account: `run`, or a `sync`/`backfill` run by hand, and who waits for it. */
+function renderLease(lease: SyncStatusReport['lease']): string {
+  if (!lease) return 'no daemon holds the account\'s lease now\n\n';
+  let out = `worked by ${describeHolder(lease.holder, lease.command)} (holder ${lease.holder}, lease epoch ${lease.epoch}, held until ${lease.expiresAt})\n`;
+  if (lease.request) out += `${describeHolder(lease.request.by, lease.request.command)} is waiting for it to hand the account over (asked until ${lease.request.expiresAt})\n`;
+  return `${out}\n`;
 }

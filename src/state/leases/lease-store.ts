@@ -7,6 +7,17 @@ import { leaseTableName } from './lease-table.js';
 /** A lease held: its fence, and until when (database clock, epoch ms). */
 export interface Lease extends Fence {
   readonly expiresAtMs: number;
+  /** Set by `renew`: another process asks for the lease (a one-shot command waiting for its turn). */
+  readonly handOverRequest?: HandOverRequest | undefined;
+}
+
+/** A one-shot command waiting for an account's lease (migration 0015). */
+export interface HandOverRequest {
+  /** The requester's holder id (`host:pid:random`). */
+  readonly by: string;
+  /** Its command (`sync`, `backfill`). */
+  readonly command: string | null;
+  readonly expiresAtMs: number;
 }
 
 export interface LeaseRow {
@@ -14,6 +25,10 @@ export interface LeaseRow {
   holder: string | null;
   epoch: number;
   expiresAtMs: number;
+  /** What the holder is (`run`, `sync`, `backfill`); null when unknown or released. */
+  holderCommand: string | null;
+  /** A hand-over request still alive by the database clock; undefined when none. */
+  request?: HandOverRequest | undefined;
 }
 
 export interface ClaimOptions {
@@ -22,6 +37,15 @@ export interface ClaimOptions {
   ttlMs: number;
   /** At most this many leases (fair share minus what the replica holds already); default all. */
   max?: number;
+  /** What the claimer is (`run`, `sync`, `backfill`), shown by `status` and in the logs of a waiting command. */
+  command?: string;
+}
+
+/** What `request` found: whether our request stands now, and the row as it is. */
+export interface RequestOutcome {
+  /** False while another process's request is alive (it came first; ours waits behind it). */
+  recorded: boolean;
+  row: LeaseRow;
 }
 
 /**
@@ -61,6 +85,10 @@ export class LeaseStore {
    * Epoch: a claim that changes hands or follows an expiry (ours included) adds one, so work of
    * the earlier tenure can never commit again. Re-claiming a lease we hold and that has not
    * expired is a renewal and keeps the epoch: our running work stays valid.
+   *
+   * Hand-over requests (`request`): while another process's request lives, a free lease is left
+   * to it — only the requester claims it, and its claim clears the request. A renewal (the holder
+   * re-claiming its own unexpired lease) is not blocked: the holder is asked to hand over, not cut.
    */
   async claim(accounts: readonly string[], options: ClaimOptions): Promise<Lease[]> {
     const max = options.max ?? accounts.length;
@@ -80,6 +108,7 @@ export class LeaseStore {
       const { rows } = await sql<{ account: string }>`select account from ${this.table}
         where account in (${sql.join(unique)})
           and (holder is null or holder = ${holder} or expires_at_ms <= ${now})
+          and ${notRequestedByOthers(holder, now)}
         order by case when holder = ${holder} then 0 else 1 end, account
         limit ${max}${lock}`.execute(trx);
       if (rows.length === 0) return [];
@@ -89,11 +118,17 @@ export class LeaseStore {
           // SET reads the old row: a valid lease of ours keeps its epoch, anything else bumps.
           epoch: sql<number>`case when holder = ${holder} and expires_at_ms > ${now} then epoch else epoch + 1 end`,
           holder,
+          holder_command: options.command ?? null,
           expires_at_ms: sql<number>`${now} + ${ttl}`,
+          // Our own request is served by this claim.
+          requested_by: sql<string | null>`case when requested_by = ${holder} then null else requested_by end`,
+          requested_command: sql<string | null>`case when requested_by = ${holder} then null else requested_command end`,
+          request_expires_at_ms: sql<number>`case when requested_by = ${holder} then 0 else request_expires_at_ms end`,
         })
         .where('account', 'in', rows.map((r) => r.account))
         // Redundant under the row locks; kept so the UPDATE alone never takes a lease that is not free.
         .where(sql<boolean>`(holder is null or holder = ${holder} or expires_at_ms <= ${now})`)
+        .where(notRequestedByOthers(holder, now))
         .returning(['account', 'holder', 'epoch', 'expires_at_ms'])
         .execute();
       const leaseSchema = this.schema === undefined ? {} : { leaseSchema: this.schema };
@@ -104,7 +139,8 @@ export class LeaseStore {
   /**
    * Extends the leases still ours under the same epoch and not yet expired; returns those
    * renewed. A lease missing from the result is lost: the caller must stop its work, and it is
-   * never silently taken back here (that would be a claim, with a new epoch).
+   * never silently taken back here (that would be a claim, with a new epoch). A renewed lease
+   * carries the live hand-over request of another process, if any (read in the same statement).
    */
   async renew(leases: readonly Fence[], ttlMs: number): Promise<Lease[]> {
     const renewed: Lease[] = [];
@@ -118,9 +154,11 @@ export class LeaseStore {
         .where('holder', '=', lease.holder)
         .where('epoch', '=', lease.epoch)
         .where('expires_at_ms', '>', now)
-        .returning(['expires_at_ms'])
+        .returning(['expires_at_ms', 'requested_by', 'requested_command', 'request_expires_at_ms', sql<number | string>`${now}`.as('now_ms')])
         .executeTakeFirst();
-      if (row) renewed.push({ ...lease, expiresAtMs: Number(row.expires_at_ms) });
+      if (!row) continue;
+      const request = liveRequest(row, Number(row.now_ms));
+      renewed.push({ ...lease, expiresAtMs: Number(row.expires_at_ms), handOverRequest: request && request.by !== lease.holder ? request : undefined });
     }
     return renewed;
   }
@@ -134,7 +172,7 @@ export class LeaseStore {
     for (const lease of leases) {
       const result = await this.db
         .updateTable('account_leases')
-        .set({ holder: null, expires_at_ms: dbNowMsSql(this.db) })
+        .set({ holder: null, holder_command: null, expires_at_ms: dbNowMsSql(this.db) })
         .where('account', '=', lease.account)
         .where('holder', '=', lease.holder)
         .where('epoch', '=', lease.epoch)
@@ -145,36 +183,85 @@ export class LeaseStore {
   }
 
   /**
-   * Frees the account's lease whoever holds it (its epoch stays, so the next claim bumps it and the
-   * old holder's fenced commits fail). Only for a caller that knows the holder is gone: the one
-   * daemon of a SQLite file, started after its predecessor was killed, need not wait for the TTL.
+   * Asks for the account's lease on behalf of a one-shot command (`requester` its holder id): for
+   * `ttlMs` by the database clock, nobody else may claim it, and a `run` holder hands it over (it
+   * sees the request at its next renewal). Re-asserting it extends it. Not recorded while another
+   * process's request is alive: first come, first served; the caller waits and asks again.
    */
-  async forfeit(account: string): Promise<number> {
-    const result = await this.db
+  async request(account: string, options: { requester: string; command: string; ttlMs: number }): Promise<RequestOutcome> {
+    const { requester } = options;
+    const ttl = Math.max(1, Math.trunc(options.ttlMs));
+    return this.db.transaction().execute(async (trx) => {
+      const now = dbNowMsSql(trx);
+      await trx
+        .insertInto('account_leases')
+        .values({ account, holder: null, epoch: 0, expires_at_ms: 0 })
+        .onConflict((oc) => oc.column('account').doNothing())
+        .execute();
+      const result = await trx
+        .updateTable('account_leases')
+        .set({ requested_by: requester, requested_command: options.command, request_expires_at_ms: sql<number>`${now} + ${ttl}` })
+        .where('account', '=', account)
+        .where(sql<boolean>`(requested_by is null or requested_by = ${requester} or request_expires_at_ms <= ${now})`)
+        .executeTakeFirst();
+      const [row] = await this.rows((q) => q.where('account', '=', account), trx);
+      return { recorded: Number(result.numUpdatedRows) > 0, row: row! };
+    });
+  }
+
+  /** Takes back `requester`'s request (it gave up waiting, or stopped). */
+  async withdraw(account: string, requester: string): Promise<void> {
+    await this.db
       .updateTable('account_leases')
-      .set({ holder: null, expires_at_ms: dbNowMsSql(this.db) })
+      .set({ requested_by: null, requested_command: null, request_expires_at_ms: 0 })
       .where('account', '=', account)
-      .where('holder', 'is not', null)
-      .executeTakeFirst();
+      .where('requested_by', '=', requester)
+      .execute();
+  }
+
+  /** The account's row as it is now (undefined when no process ever claimed or asked for it). */
+  async row(account: string): Promise<LeaseRow | undefined> {
+    return (await this.rows((q) => q.where('account', '=', account)))[0];
+  }
+
+  /**
+   * Frees the account's lease (its epoch stays, so the next claim bumps it and the old holder's
+   * fenced commits fail): held by `holder` when given, else by whoever holds it. Only for a caller
+   * that knows the holder is gone: the one daemon of a SQLite file, started after its predecessor
+   * was killed, need not wait for the TTL.
+   */
+  async forfeit(account: string, holder?: string): Promise<number> {
+    let update = this.db
+      .updateTable('account_leases')
+      .set({ holder: null, holder_command: null, expires_at_ms: dbNowMsSql(this.db) })
+      .where('account', '=', account)
+      .where('holder', 'is not', null);
+    if (holder !== undefined) update = update.where('holder', '=', holder);
+    const result = await update.executeTakeFirst();
     return Number(result.numUpdatedRows);
   }
 
   /** Every lease row (status, readyz, metrics); compare `expiresAtMs` with `readDbNowMs`. */
   async list(): Promise<LeaseRow[]> {
-    const rows = await this.db.selectFrom('account_leases').selectAll().orderBy('account').execute();
-    return rows.map((row) => ({ account: row.account, holder: row.holder, epoch: Number(row.epoch), expiresAtMs: Number(row.expires_at_ms) }));
+    return this.rows((q) => q);
   }
 
   /** The leases held right now (a holder and a deadline not yet passed by the database clock). */
   async live(): Promise<LeaseRow[]> {
-    const rows = await this.db
-      .selectFrom('account_leases')
-      .selectAll()
-      .where('holder', 'is not', null)
-      .where('expires_at_ms', '>', dbNowMsSql(this.db))
-      .orderBy('account')
-      .execute();
-    return rows.map((row) => ({ account: row.account, holder: row.holder, epoch: Number(row.epoch), expiresAtMs: Number(row.expires_at_ms) }));
+    return this.rows((q) => q.where('holder', 'is not', null).where('expires_at_ms', '>', dbNowMsSql(this.db)));
+  }
+
+  /** Lease rows (by account) with the database clock read in the same statement, so a request's liveness is judged by it. */
+  private async rows(filter: (query: LeaseQuery) => LeaseQuery, db: Kysely<StateTables> = this.db): Promise<LeaseRow[]> {
+    const rows = await filter(selectLeases(db)).orderBy('account').execute();
+    return rows.map((row) => ({
+      account: row.account,
+      holder: row.holder,
+      epoch: Number(row.epoch),
+      expiresAtMs: Number(row.expires_at_ms),
+      holderCommand: row.holder_command ?? null,
+      request: liveRequest(row, Number(row.now_ms)),
+    }));
   }
 
   /** How many unexpired leases `holder` has (what it already holds counts against its fair share). */
@@ -187,4 +274,27 @@ export class LeaseStore {
       .executeTakeFirst();
     return Number(row?.n ?? 0);
   }
+}
+
+type LeaseQuery = ReturnType<typeof selectLeases>;
+
+/** Every column plus the database clock of the same statement (`now_ms`). */
+function selectLeases(db: Kysely<StateTables>) {
+  return db.selectFrom('account_leases').selectAll().select(sql<number | string>`${dbNowMsSql(db)}`.as('now_ms'));
+}
+
+/** Not blocked by a live hand-over request of another process (a holder renewing its own lease never is). */
+function notRequestedByOthers(holder: string, now: ReturnType<typeof dbNowMsSql>) {
+  return sql<boolean>`(requested_by is null or requested_by = ${holder} or request_expires_at_ms <= ${now}
+    or (holder = ${holder} and expires_at_ms > ${now}))`;
+}
+
+/** The row's hand-over request when it is still alive at `nowMs` (database clock). */
+function liveRequest(
+  row: { requested_by: string | null; requested_command: string | null; request_expires_at_ms: number | string },
+  nowMs: number,
+): HandOverRequest | undefined {
+  const expiresAtMs = Number(row.request_expires_at_ms);
+  if (row.requested_by === null || expiresAtMs <= nowMs) return undefined;
+  return { by: row.requested_by, command: row.requested_command, expiresAtMs };
 }

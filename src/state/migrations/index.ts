@@ -13,6 +13,7 @@ import { runLag } from './0011-run-lag.js';
 import { feedLoadSignature } from './0012-feed-load-signature.js';
 import { accountLeases } from './0013-account-leases.js';
 import { tokenReauth } from './0014-token-reauth.js';
+import { leaseHandOverRequests } from './0015-lease-hand-over-requests.js';
 
 /**
  * Every migration, by name; names sort in the order they run. Listed in code rather than
@@ -34,6 +35,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0012-feed-load-signature': feedLoadSignature,
   '0013-account-leases': accountLeases,
   '0014-token-reauth': tokenReauth,
+  '0015-lease-hand-over-requests': leaseHandOverRequests,
 };
 
 export class StaticMigrationProvider implements MigrationProvider {
