@@ -91,7 +91,7 @@ export async function* readClosedWindows(
 
     if (more && source.countOnEveryPage && first.count !== undefined && first.count <= limit! * MAX_COUNTED_PAGES) {
       // A few pages' worth: page it by offset while the count holds (the first page is its first).
-      const held = yield* pageByCount(source, window, first, limit!, state, signal);
+      const held = yield* pageByCount(source, { window, first, limit: limit!, state }, signal);
       if (held) {
         const nextSpan = clamp(Math.round(span * clamp((limit! * TARGET_FILL) / Math.max(first.count, 1), 0.5, 2)), minSpan, maxSpan);
         const next = afterWindow(window, nextSpan);
@@ -186,10 +186,7 @@ async function* readAppendOnlyWindows(
  */
 async function* pageByCount(
   source: WindowSource,
-  window: NonNullable<WindowCursor['window']>,
-  first: Page<RawRecord>,
-  limit: number,
-  state: WindowCursor,
+  { window, first, limit, state }: { window: NonNullable<WindowCursor['window']>; first: Page<RawRecord>; limit: number; state: WindowCursor },
   signal: AbortSignal,
 ): AsyncGenerator<Chunk<WindowCursor>, boolean> {
   const count = first.count!;
