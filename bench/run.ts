@@ -250,7 +250,7 @@ async function main(): Promise<void> {
       notes:
         'Requests counted by the simulator around each stream\'s run of one `runPass`; changes from its truth (records new or different between snapshots before and after the interval). ' +
         'The measured pass follows an interval of changes and its pass, as in a running daemon; then three passes 5 minutes apart with nothing changing. ' +
-        '"lookback re-read": records delivered by an earlier pass that the stream\'s lookback (PT10M; none for webhookEvents) reads again because they changed 5–10 minutes before its checkpoint; "floor with lookback" = ceil((changes + re-read) / 50) + 1, the least the setting allows. ' +
+        '"lookback re-read": records delivered by an earlier pass that the stream\'s lookback (PT10M; none in the append-only logs webhookEvents, loadAudits, customerAudits) reads again, being timed within it before the checkpoint; "floor with lookback" = ceil((changes + re-read) / 50) + 1, the least the setting allows. ' +
         'Reference lists read whole every run (customerRates paged without a count) have the pages of the whole list as their minimum (floor(entries / 50) + 1), and that list size in `changes`. ' +
         'Product defaults: lookback PT10M, safety lag PT30S, pages of 50, schedule every 5 min; CSV sink with the default mappings; documentFiles left out (its requests are a second read of the loads feed). ' +
         'Alone: `npm run build && node dist/bench/run.js --only=passes` (results in bench/results-passes.md).',
