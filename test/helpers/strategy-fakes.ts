@@ -80,3 +80,15 @@ export function row(id: string, ms: number): Row {
 export function page(items: RawRecord[], options: { count?: number; rejected?: RejectedItem[]; skip?: number } = {}): Page<RawRecord> {
   return { items, rejected: options.rejected ?? [], count: options.count, skip: options.skip, envelope: { data: items, count: options.count } };
 }
+
+/** The env of a snapshot read (strategies/snapshot.ts): `seen` is what the seen-records table holds, key → hash. */
+export function snapshotEnv(seen: Map<string, string>): StreamEnv<unknown> {
+  return {
+    client: { clock: { now: () => new Date('2024-06-01T00:00:00Z') } },
+    variant: 'main',
+    pageSize: 50,
+    options: {},
+    logger: silentLogger(),
+    side: { seenKeys: async () => seen },
+  } as unknown as StreamEnv<unknown>;
+}

@@ -24,6 +24,9 @@ class WindowServer implements WindowSource {
   /** Overrides `count` of every answer (e.g. a count that keeps changing). */
   countOverride: ((n: number, real: number) => number | undefined) | undefined;
 
+  /** Set by tests of sources whose every answer carries `count` (bills, support moves). */
+  countOnEveryPage = false;
+
   constructor(
     public rows: Row[],
     readonly paged = true,
@@ -219,5 +222,45 @@ describe('readClosedWindows', () => {
     const chunks = await collect(read(server, 10, {}, cursor));
     expect(server.windows()).toEqual([[at(T0 + 2 * HOUR), at(T0 + 3 * HOUR)]]);
     expect(chunks.at(-1)!.cursor).toMatchObject({ highWater: at(T0 + 3 * HOUR), window: null });
+  });
+
+  describe('a source with `count` on every page (bills, support moves)', () => {
+    it('pages a window of a few pages by offset instead of halving it: ceil(count / page) requests', async () => {
+      // 10 rows in the first 30 minutes, page of 4: 3 requests (0, 4, 8) for the whole range, where
+      // halving re-read the first page of every half.
+      const server = new WindowServer(rows('e', 10, T0, 30 * 60_000));
+      server.countOnEveryPage = true;
+      const chunks = await collect(read(server, 4));
+      expect(server.requests.map((r) => [r.from, r.to, r.skip])).toEqual([
+        [at(T0), at(SERVER_NOW), 0],
+        [at(T0), at(SERVER_NOW), 4],
+        [at(T0), at(SERVER_NOW), 8],
+      ]);
+      expect(keysOf(chunks)).toEqual(server.rows.map((r) => r.id));
+      expect(chunks.at(-1)!.cursor).toMatchObject({ highWater: at(SERVER_NOW), window: null });
+      // Pages go out with the cursor still on the window: a crash reads it again.
+      for (const c of chunks.slice(0, 3)) expect(c.cursor.window).toMatchObject({ from: at(T0), to: at(SERVER_NOW) });
+    });
+
+    it('splits the window as before when the count moves while it is paged, losing nothing', async () => {
+      const server = new WindowServer(rows('f', 10, T0, 30 * 60_000));
+      server.countOnEveryPage = true;
+      server.beforeRequest = (n, s) => {
+        // After the first page, f00 is updated and leaves the range: f04 slides onto offset 3,
+        // already read; the second answer's count (9) says so.
+        if (n === 1) s.move('f00', SERVER_NOW + HOUR);
+      };
+      const chunks = await collect(read(server, 4));
+      expect(server.requests.slice(0, 2).map((r) => r.skip)).toEqual([0, 4]);
+      expect(server.requests[2]).toMatchObject({ from: at(T0), to: at(T0 + 4 * HOUR), skip: 0 });
+      expect(unique(keysOf(chunks))).toEqual(unique(server.rows.map((r) => r.id)));
+    });
+
+    it('halves a window of more than four pages', async () => {
+      const server = new WindowServer(rows('g', 17, T0, 30 * 60_000));
+      server.countOnEveryPage = true;
+      await collect(read(server, 4));
+      expect(server.requests[1]).toMatchObject({ from: at(T0), to: at(T0 + 4 * HOUR), skip: 0 });
+    });
   });
 });

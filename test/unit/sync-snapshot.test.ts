@@ -2,8 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { contentHash } from '../../src/sync/content-hash.js';
 import type { RawRecord, StreamEnv } from '../../src/sync/stream-definition.js';
 import { readSnapshot, REMOVED_MARKER, type SnapshotRead } from '../../src/sync/strategies/snapshot.js';
-import { silentLogger } from '../../src/util/logger.js';
-import { collect } from '../helpers/strategy-fakes.js';
+import { collect, snapshotEnv } from '../helpers/strategy-fakes.js';
 
 /**
  * The snapshot diff (src/sync/strategies/snapshot.ts): what disappeared becomes a tombstone, but a
@@ -15,16 +14,8 @@ const entries = (...ids: string[]): RawRecord[] => ids.map((_id) => ({ _id }));
 const tombstone = (k: string) => ({ [REMOVED_MARKER]: true, key: k });
 
 /** Known keys as the seen-records table holds them: delivered versions, or delivered tombstones. */
-function snapshotEnv(known: Record<string, 'live' | 'tombstoned'>): StreamEnv<unknown> {
-  const seen = new Map(Object.entries(known).map(([k, state]) => [k, state === 'live' ? 'some-hash' : contentHash('delete', tombstone(k))]));
-  return {
-    client: { clock: { now: () => new Date('2024-06-01T00:00:00Z') } },
-    variant: 'main',
-    pageSize: 50,
-    options: {},
-    logger: silentLogger(),
-    side: { seenKeys: async () => seen },
-  } as unknown as StreamEnv<unknown>;
+function knownEnv(known: Record<string, 'live' | 'tombstoned'>): StreamEnv<unknown> {
+  return snapshotEnv(new Map(Object.entries(known).map(([k, state]) => [k, state === 'live' ? 'some-hash' : contentHash('delete', tombstone(k))])));
 }
 
 /** A fake list endpoint answering the given reads in turn. */
@@ -37,7 +28,7 @@ function reads(...answers: SnapshotRead[]): { fetchAll: () => Promise<SnapshotRe
 }
 
 async function run(known: Record<string, 'live' | 'tombstoned'>, fake: ReturnType<typeof reads>) {
-  const chunks = await collect(readSnapshot('test', fake.fetchAll, key, snapshotEnv(known), new AbortController().signal));
+  const chunks = await collect(readSnapshot('test', fake.fetchAll, key, knownEnv(known), new AbortController().signal));
   expect(chunks).toHaveLength(1);
   return chunks[0]!;
 }

@@ -47,10 +47,18 @@ export interface WindowSource {
    * re-read — and windows stay at the longest span, so a pass costs the pages of its records.
    */
   appendOnly?: boolean;
+  /**
+   * True when every page answer carries the window's `count` (bills, support moves): a window
+   * that holds a few pages' worth is then paged by offset, each answer's count checked against
+   * the first, instead of halved (see `pageByCount`).
+   */
+  countOnEveryPage?: boolean;
 }
 
 const TARGET_FILL = 0.6;
 const MAX_STABILITY_PASSES = 5;
+/** Largest window, in pages, that `pageByCount` reads by offset rather than halving it. */
+const MAX_COUNTED_PAGES = 4;
 
 export async function* readClosedWindows(
   stream: string,
@@ -80,6 +88,21 @@ export async function* readClosedWindows(
     const first = await source.fetch({ from: window.from, to: window.to, skip: 0, limit, signal });
     const received = first.items.length + first.rejected.length;
     const more = limit !== null && (first.count !== undefined ? first.count > received : received >= limit);
+
+    if (more && source.countOnEveryPage && first.count !== undefined && first.count <= limit! * MAX_COUNTED_PAGES) {
+      // A few pages' worth: page it by offset while the count holds (the first page is its first).
+      const held = yield* pageByCount(source, { window, first, limit: limit!, state }, signal);
+      if (held) {
+        const nextSpan = clamp(Math.round(span * clamp((limit! * TARGET_FILL) / Math.max(first.count, 1), 0.5, 2)), minSpan, maxSpan);
+        const next = afterWindow(window, nextSpan);
+        yield { records: [], cursor: next, batchId: `${window.from}_${window.to}_counted`, pages: 0, rejected: [] };
+        state = next;
+        if (!state.window) return;
+        continue;
+      }
+      // The count moved while paging: a record left (or arrived late); split as below, the
+      // pages read are delivered already (deduplicated by content hash).
+    }
 
     if (more && toMsValue - fromMs > minSpan) {
       // Too dense: halve the window; deliver what was read (deduplicated later).
@@ -146,6 +169,37 @@ async function* readAppendOnlyWindows(
     const next: WindowCursor = last ? afterWindow(window, span) : { ...state, window: { ...window, skip: read } };
     yield { records: page.items, cursor: next, batchId: `${window.from}_${window.to}_s${skip}`, pages: 1, rejected: page.rejected };
     state = next;
+  }
+}
+
+/**
+ * Offset paging of a closed window whose every answer carries its `count`: the window is in the
+ * past, so its records can only leave it (an update moves updatedAt past its end) or, late
+ * visible, arrive — either changes the count, and a departure is the only way a record slides
+ * onto an offset already read. So when every page's count equals the first's, no record moved
+ * while it was paged and the pages hold the window whole: the same test `pageUntilStable`
+ * applies at the minimum window (the count unchanged between its first page and its re-read),
+ * without the re-read — the last page's count is read after every earlier page. Costs
+ * ceil(count / limit) requests, where halving cost the first request again plus a request per
+ * half (issue 14: bills 4 requests where 2 do, at 20,000 loads). Returns false, having
+ * delivered the pages read, when a count differed: the caller then splits the window.
+ */
+async function* pageByCount(
+  source: WindowSource,
+  { window, first, limit, state }: { window: NonNullable<WindowCursor['window']>; first: Page<RawRecord>; limit: number; state: WindowCursor },
+  signal: AbortSignal,
+): AsyncGenerator<Chunk<WindowCursor>, boolean> {
+  const count = first.count!;
+  let page = first;
+  let skip = 0;
+  for (;;) {
+    // The cursor stays on the window until it is done: a crash reads it again.
+    yield { records: page.items, cursor: state, batchId: `${window.from}_${window.to}_c${skip}`, pages: 1, rejected: page.rejected };
+    if (page.count !== count) return false;
+    const received = page.items.length + page.rejected.length;
+    skip += received;
+    if (received < limit || skip >= count) return true;
+    page = await source.fetch({ from: window.from, to: window.to, skip, limit, signal });
   }
 }
 

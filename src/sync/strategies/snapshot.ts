@@ -25,6 +25,11 @@ export interface SnapshotRead {
    * entry is then skipped — absent from this read although it still exists.
    */
   pages?: number;
+  /**
+   * True when the read proves no entry slid past a page boundary while it was paged
+   * (overlapped-list.ts): an entry missing from it is gone, no second read needed.
+   */
+  consistent?: boolean;
 }
 
 /** Reads of a paged list it takes at most to find two in a row that agree (see `confirmedRead`). */
@@ -46,7 +51,7 @@ export async function* readSnapshot(
   let read = await fetchAll(signal);
   let pages = read.pages ?? 1;
   let gone = live.filter((k) => !presentKeys(read, key).has(k));
-  if (gone.length > 0 && pages > 1) {
+  if (gone.length > 0 && pages > 1 && read.consistent !== true) {
     const confirmed = await confirmedRead(read, fetchAll, key, signal);
     read = confirmed.read;
     pages += confirmed.pages;
@@ -83,9 +88,10 @@ function presentKeys(read: SnapshotRead, key: (record: RawRecord) => string): Se
 }
 
 /**
- * A paged read that misses known entries is read again until two reads in a row hold the same
- * keys, so a removal is believed only from a list that did not shift while it was paged. This
- * costs extra reads only in a run that would tombstone something.
+ * A paged read that misses known entries, and does not prove itself consistent, is read again
+ * until two reads in a row hold the same keys (or one proves itself), so a removal is believed
+ * only from a list that did not shift while it was paged. This costs extra reads only in a run
+ * that would tombstone something.
  */
 async function confirmedRead(
   first: SnapshotRead,
@@ -98,7 +104,7 @@ async function confirmedRead(
   for (let reads = 1; reads < MAX_READS; reads++) {
     const next = await fetchAll(signal);
     pages += next.pages ?? 1;
-    if (sameKeys(presentKeys(previous, key), presentKeys(next, key))) return { read: next, pages, stable: true };
+    if (next.consistent === true || sameKeys(presentKeys(previous, key), presentKeys(next, key))) return { read: next, pages, stable: true };
     previous = next;
   }
   return { read: previous, pages, stable: false };

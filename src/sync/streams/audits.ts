@@ -4,6 +4,7 @@ import type { Page } from '../../api/paging.js';
 import type { RawRecord, StreamDefinition } from '../stream-definition.js';
 import { windowCursorSchema, type WindowCursor } from '../strategies/closed-window.js';
 import { readTokenWindows } from '../strategies/token-window.js';
+import { incrementalWithoutLookback } from '../window-plan.js';
 import { auditKey, noOptions, stringField, upsertOrRemovedOp } from './common.js';
 
 function auditStream(name: 'loadAudits' | 'customerAudits'): StreamDefinition<WindowCursor, Record<string, never>> {
@@ -29,7 +30,8 @@ function auditStream(name: 'loadAudits' | 'customerAudits'): StreamDefinition<Wi
         },
         env,
         cursor,
-        plan,
+        // Append-only logs by createdAt: no lookback in incremental passes (window-plan.ts).
+        incrementalWithoutLookback(plan),
         signal,
       ),
   };

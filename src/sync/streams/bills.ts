@@ -26,6 +26,8 @@ export const billsStream: StreamDefinition<WindowCursor, Record<string, never>> 
       {
         key: billKey,
         paged: true,
+        // Every /bills and /support-move answer carries the window's count (spec §2.1).
+        countOnEveryPage: true,
         fetch: ({ from, to, skip, limit, signal: s }) =>
           listBills(env.client, { updatedAtFrom: from, updatedAtTo: to, skip, limit: limit ?? env.pageSize }, s) as Promise<Page<RawRecord>>,
       },

@@ -1,6 +1,6 @@
 import { getCustomerDynamicRates, listCustomerDiscounts, listCustomerRates } from '../../api/endpoints/customers.js';
-import { offsetPages, type RejectedItem } from '../../api/paging.js';
 import type { RawRecord } from '../stream-definition.js';
+import { readOverlappedList } from '../strategies/overlapped-list.js';
 import { requireKey } from './common.js';
 import { snapshotStream } from './snapshot-stream.js';
 
@@ -25,34 +25,20 @@ export const customerDiscountsStream = snapshotStream({
   },
 });
 
+const customerRateKey = (record: RawRecord) => requireKey('customerRates', record, '_id');
+
 export const customerRatesStream = snapshotStream({
   name: 'customerRates',
   description: 'Customer rates (GET /customer-rates, paged)',
   variants: ['main', 'brokerage'],
   pagedEndpoint: 'customerRates',
   keyDescription: '_id',
-  key: (record: RawRecord) => requireKey('customerRates', record, '_id'),
-  fetchAll: async (env, signal) => {
-    const items: RawRecord[] = [];
-    const rejected: RejectedItem[] = [];
-    let pages = 0;
-    // No `count` in this answer: the pages end at the first short one.
-    for await (const page of offsetPages((skip, limit) => listCustomerRates(env.client, { skip, limit }, signal), { limit: env.pageSize, signal })) {
-      pages += 1;
-      items.push(...page.items);
-      rejected.push(...page.rejected);
-    }
-    return { items, rejected, pages };
-  },
+  key: customerRateKey,
+  // No `count` in this answer: the pages end at the first short one. Pages overlap by one entry,
+  // so a read that misses a known rate proves the rate gone without reading the list twice.
+  fetchAll: (env, signal) => readOverlappedList((skip, limit) => listCustomerRates(env.client, { skip, limit }, signal), customerRateKey, env.pageSize, signal),
 });
 
-/**
- * The account has one dynamic-rates record holding its rules. Each rule is a record of its own
- * (key: the rule's `_id`), so editing one rule re-delivers that rule only and a deleted rule is a
- * tombstone. Each carries `dynamicRatesId` and `carrier` of the record it belongs to; the
- * record's `updatedAt` is left out on purpose, as it changes with any rule and would re-deliver
- * them all.
- */
 export const customerDynamicRatesStream = snapshotStream({
   name: 'customerDynamicRates',
   description: 'Customer dynamic rate rules (GET /customer-dynamic-rates)',

@@ -32,6 +32,8 @@ export const supportMovesStream: StreamDefinition<WindowCursor, z.infer<typeof s
       {
         key: supportMoveKey,
         paged: true,
+        // Every /bills and /support-move answer carries the window's count (spec §2.1).
+        countOnEveryPage: true,
         fetch: ({ from, to, skip, limit, signal: s }) =>
           listSupportMoves(
             env.client,

@@ -1,6 +1,7 @@
 import { listWebhookEvents } from '../../api/endpoints/webhook-events.js';
 import type { Page } from '../../api/paging.js';
-import type { RawRecord, RunPlan, StreamDefinition } from '../stream-definition.js';
+import type { RawRecord, StreamDefinition } from '../stream-definition.js';
+import { incrementalWithoutLookback } from '../window-plan.js';
 import { readClosedWindows, windowCursorSchema, type WindowCursor } from '../strategies/closed-window.js';
 import { noOptions, requireKey, stringField, upsertOrRemovedOp } from './common.js';
 
@@ -40,19 +41,10 @@ export const webhookEventsStream: StreamDefinition<WindowCursor, Record<string, 
       },
       env,
       cursor,
+      // No lookback in incremental passes (window-plan.ts). A later change to a logged event (its
+      // delivery answer, `response`) is therefore seen only when it happened within the safety
+      // lag; a backfill re-reads.
       incrementalWithoutLookback(plan),
       signal,
     ),
 };
-
-/**
- * The lookback re-reads the last minutes of a stream for records that became visible late with a
- * time already behind the checkpoint. An event's createdAt is stamped by the server when the event
- * is logged and never changes, and the safety lag already waits for late visibility; re-reading
- * the last ten minutes of the log every five-minute pass cost twice the new events' pages (issue
- * 14: 5 requests a pass where 2 would do). A later change to a logged event (its delivery answer,
- * `response`) is therefore seen only when it happened within the safety lag; a backfill re-reads.
- */
-function incrementalWithoutLookback(plan: RunPlan): RunPlan {
-  return plan.mode === 'backfill' ? plan : { ...plan, lookbackMs: 0 };
-}
