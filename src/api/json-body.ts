@@ -105,14 +105,14 @@ function findDataArray(bytes: Buffer, from: number): DataArray | undefined {
     const byte = bytes[i]!;
     if (byte === QUOTE) {
       const start = i;
-      // The closing quote: the next one not escaped by an odd run of backslashes.
-      let end = i;
+      // The closing quote (a backslash escapes the byte after it). A loop here, not indexOf: most
+      // strings are a few bytes, shorter than a call into native code costs.
+      let end = i + 1;
       for (;;) {
-        end = bytes.indexOf(QUOTE, end + 1);
-        if (end < 0) return undefined;
-        let slash = end - 1;
-        while (bytes[slash] === BACKSLASH) slash -= 1;
-        if ((end - 1 - slash) % 2 === 0) break;
+        if (end >= length) return undefined;
+        const inner = bytes[end]!;
+        if (inner === QUOTE) break;
+        end += inner === BACKSLASH ? 2 : 1;
       }
       i = end;
       if (depth !== 1) continue;
