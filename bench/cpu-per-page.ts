@@ -16,6 +16,11 @@ export interface CpuPerPageResult {
   pages: number;
   cpuMs: number;
   cpuMsPerPage: number;
+  /** The parts of cpuMsPerPage, and counts that do not depend on the machine's load (CPU time on a shared VM does). */
+  userMsPerPage: number;
+  systemMsPerPage: number;
+  minorFaultsPerPage: number;
+  voluntarySwitchesPerPage: number;
   wallSeconds: number;
 }
 
@@ -45,6 +50,7 @@ async function runCase(sim: SimulatorProcess, which: CpuCase): Promise<CpuPerPag
         : { type: 'csv', options: { directory: path.join(dir, 'out') }, ...(which === 'csv-slim' ? { mappings: { loads: SLIM_LOADS_MAPPING } } : {}) };
     const app = await openLoadsBackfillApp(sim, dir, dataStart, out);
     const to = new Date(Date.now() - 5000).toISOString();
+    const usageBefore = process.resourceUsage();
     const cpuBefore = process.cpuUsage();
     const started = process.hrtime.bigint();
     let summaries;
@@ -54,11 +60,24 @@ async function runCase(sim: SimulatorProcess, which: CpuCase): Promise<CpuPerPag
       await app.close();
     }
     const cpu = process.cpuUsage(cpuBefore);
+    const usage = process.resourceUsage();
     const wallSeconds = Number(process.hrtime.bigint() - started) / 1e9;
     const loadsRun = summaries.find((s) => s.stream === 'loads');
     if (!loadsRun || loadsRun.status !== 'ok') throw new Error(`backfill of loads did not finish: ${loadsRun?.error ?? 'no summary'}`);
     const cpuMs = (cpu.user + cpu.system) / 1000;
-    return { case: which, records: loadsRun.delivered, pages: loadsRun.pages, cpuMs, cpuMsPerPage: cpuMs / Math.max(1, loadsRun.pages), wallSeconds };
+    const pages = Math.max(1, loadsRun.pages);
+    return {
+      case: which,
+      records: loadsRun.delivered,
+      pages: loadsRun.pages,
+      cpuMs,
+      cpuMsPerPage: cpuMs / pages,
+      userMsPerPage: cpu.user / 1000 / pages,
+      systemMsPerPage: cpu.system / 1000 / pages,
+      minorFaultsPerPage: (usage.minorPageFault - usageBefore.minorPageFault) / pages,
+      voluntarySwitchesPerPage: (usage.voluntaryContextSwitches - usageBefore.voluntaryContextSwitches) / pages,
+      wallSeconds,
+    };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
@@ -71,14 +90,21 @@ const CASE_NAMES: Record<CpuCase, string> = {
 };
 export const describeCpuCase = (which: CpuCase): string => CASE_NAMES[which];
 
-/** `node dist/bench/cpu-per-page.js [loads] [case,…]`: this section alone (e.g. under `--cpu-prof`). */
+/**
+ * `node dist/bench/cpu-per-page.js [loads] [case,…]`: this section alone (e.g. under `--cpu-prof`).
+ * A case may be repeated (`csv-default,null,csv-default`): the later run shows a warm process.
+ */
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const loads = Number(process.argv[2] ?? 20_000);
   const cases = (process.argv[3]?.split(',') as CpuCase[] | undefined) ?? undefined;
   benchCpuPerPage(loads, cases).then(
     (results) => {
       for (const r of results) {
-        process.stdout.write(`${describeCpuCase(r.case).padEnd(34)} records=${r.records} pages=${r.pages} cpu=${r.cpuMs.toFixed(0)} ms  cpu/page=${r.cpuMsPerPage.toFixed(2)} ms  wall=${r.wallSeconds.toFixed(1)} s\n`);
+        process.stdout.write(
+          `${describeCpuCase(r.case).padEnd(34)} records=${r.records} pages=${r.pages} cpu=${r.cpuMs.toFixed(0)} ms  cpu/page=${r.cpuMsPerPage.toFixed(2)} ms ` +
+            `(user ${r.userMsPerPage.toFixed(2)}, system ${r.systemMsPerPage.toFixed(2)})  faults/page=${r.minorFaultsPerPage.toFixed(0)}  ` +
+            `switches/page=${r.voluntarySwitchesPerPage.toFixed(0)}  wall=${r.wallSeconds.toFixed(1)} s  load=${os.loadavg()[0]!.toFixed(1)}\n`,
+        );
       }
     },
     (error: unknown) => {

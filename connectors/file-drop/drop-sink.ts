@@ -5,7 +5,7 @@ import { encodeCsv, latin1Check } from './encode-csv.js';
 import { batchFileOf, batchName, parseBatchName, STAGING_DIR, utcStamp } from './file-names.js';
 import { applyRetention } from './retention.js';
 import type { CsvFormat } from './format-options.js';
-import { encodeChunk, type ChunkTable } from './page-chunk.js';
+import { chunkLayout, encodeChunk, type ChunkTable, type PartLayout } from './page-chunk.js';
 import { publishBatch, PUBLISHED_SUFFIX } from './publish-batch.js';
 import { DropWriterLock } from './drop-lock.js';
 
@@ -29,6 +29,8 @@ interface OpenBatch {
   readonly rows: Map<string, number>;
   /** Each table's head (BOM, header line): a page with another head starts a new batch. */
   readonly heads: Map<string, Buffer>;
+  /** Where each page's tables are in its file: publishing reads only a table's bytes. */
+  readonly layouts: Map<string, readonly PartLayout[]>;
 }
 
 /**
@@ -130,10 +132,11 @@ export class FileDropSink implements RecordSink {
     const { target } = this.deps;
     // The same table with another header (a mapping change) cannot share a file: publish first.
     if (this.open && tables.some((t) => this.open!.heads.has(t.table) && !this.open!.heads.get(t.table)!.equals(t.head))) await this.publishOpen();
-    const open: OpenBatch = (this.open ??= { name: this.nextBatchName(), pages: [], rows: new Map(), heads: new Map() });
+    const open: OpenBatch = (this.open ??= { name: this.nextBatchName(), pages: [], rows: new Map(), heads: new Map(), layouts: new Map() });
     // The page number only advances once the page is in: a retried write reuses (replaces) it.
     const page = `${open.name}.${String(open.pages.length + 1).padStart(6, '0')}${PAGE_SUFFIX}`;
-    const staged = await target.stage(this.stagingDir, page, inOrder(encodeChunk(tables)), signal);
+    const parts = encodeChunk(tables);
+    const staged = await target.stage(this.stagingDir, page, parts, signal);
     try {
       await target.commit(staged);
     } catch (error) {
@@ -142,6 +145,7 @@ export class FileDropSink implements RecordSink {
     }
     await target.syncDir(this.stagingDir);
     open.pages.push(page);
+    open.layouts.set(page, chunkLayout(parts, tables));
     await this.lock.refresh();
     for (const t of tables) {
       open.rows.set(t.table, (open.rows.get(t.table) ?? 0) + t.rows);
@@ -161,7 +165,7 @@ export class FileDropSink implements RecordSink {
   private async publishOpen(): Promise<void> {
     const open = this.open;
     if (!open) return;
-    await this.publish(open.name, open.pages);
+    await this.publish(open.name, open.pages, open.layouts);
     this.open = undefined;
     await this.lock.release();
   }
@@ -191,9 +195,9 @@ export class FileDropSink implements RecordSink {
     }
   }
 
-  private async publish(batch: string, pages: readonly string[]): Promise<void> {
+  private async publish(batch: string, pages: readonly string[], layouts?: ReadonlyMap<string, readonly PartLayout[]>): Promise<void> {
     const { target, directory, options, logger } = this.deps;
-    const files = await publishBatch({ target, directory, stagingDir: this.stagingDir, batch, pages, marker: options.marker });
+    const files = await publishBatch({ target, directory, stagingDir: this.stagingDir, batch, pages, marker: options.marker, ...(layouts ? { layouts } : {}) });
     if (files.length > 0) logger.debug({ directory: target.describe(directory), batch, files: files.length, rows: files.reduce((s, f) => s + f.rows, 0) }, 'published batch');
     if (!options.retention) return;
     try {
@@ -239,8 +243,4 @@ export class FileDropSink implements RecordSink {
     if (!mapper) throw new Error(`stream ${stream}: this sink has no mapping for it (it receives: ${[...this.deps.mappings.keys()].join(', ') || 'nothing'})`);
     return mapper;
   }
-}
-
-async function* inOrder(parts: readonly Buffer[]): AsyncGenerator<Buffer> {
-  yield* parts;
 }

@@ -1,4 +1,7 @@
 import type { Hash } from 'node:crypto';
+/** What a file is staged from: bytes in memory (whole, or in parts written in order), or a stream. */
+export type StageContent = Buffer | readonly Buffer[] | AsyncIterable<Uint8Array>;
+
 /** One directory entry as a target lists it. */
 export interface FileEntry {
   readonly name: string;
@@ -42,7 +45,7 @@ export interface FileTarget {
    * rename) and makes it durable. An abort or error removes the temp file (best effort) and never
    * creates anything under the final name. A stream is written as it arrives, never held whole.
    */
-  stage(dir: string, name: string, content: Buffer | AsyncIterable<Uint8Array>, signal: AbortSignal): Promise<StagedFile>;
+  stage(dir: string, name: string, content: StageContent, signal: AbortSignal): Promise<StagedFile>;
   /** Atomically replaces the final file with the staged one. */
   commit(staged: StagedFile): Promise<void>;
   /** Removes a staged temp file; never throws. */
@@ -56,6 +59,12 @@ export interface FileTarget {
    * every staged page; fresh buffers there are freed only when the garbage collector gets to them.
    */
   readReusing?(path: string, scratch: Buffer): Promise<Buffer>;
+  /**
+   * Optional: reads `length` bytes at `position` into `scratch` when they fit (else into a new
+   * buffer); fewer when the file is shorter. Publishing reads each table's part of a page this
+   * process staged (it knows where the part is) instead of the whole page once per table.
+   */
+  readRange?(path: string, position: number, length: number, scratch: Buffer): Promise<Buffer>;
   exists(path: string): Promise<boolean>;
   /** Deletes a file; false when it did not exist. */
   removeIfExists(path: string): Promise<boolean>;
@@ -92,8 +101,12 @@ export interface StageDigest {
  * broke off, a file over its size limit) is kept in `digest.sourceError` so the target rethrows it
  * as is instead of reporting it as a failed write.
  */
-export async function* hashedChunks(content: Buffer | AsyncIterable<Uint8Array>, digest: StageDigest): AsyncGenerator<Buffer> {
-  const chunks: AsyncIterator<Uint8Array> | Iterator<Uint8Array> = Buffer.isBuffer(content) ? [content][Symbol.iterator]() : content[Symbol.asyncIterator]();
+export async function* hashedChunks(content: StageContent, digest: StageDigest): AsyncGenerator<Buffer> {
+  const chunks: AsyncIterator<Uint8Array> | Iterator<Uint8Array> = Buffer.isBuffer(content)
+    ? [content][Symbol.iterator]()
+    : isBufferList(content)
+      ? content[Symbol.iterator]()
+      : content[Symbol.asyncIterator]();
   for (;;) {
     let next: IteratorResult<Uint8Array>;
     try {
@@ -110,3 +123,5 @@ export async function* hashedChunks(content: Buffer | AsyncIterable<Uint8Array>,
     yield buffer;
   }
 }
+
+export const isBufferList = (content: StageContent): content is readonly Buffer[] => Array.isArray(content);

@@ -3,7 +3,7 @@ import { access, link, mkdir, open, readdir, readFile, rename, stat, unlink, typ
 import path from 'node:path';
 import { throwIfAborted } from '../../src/util/abort.js';
 import { asStorageError } from '../../src/util/storage-errors.js';
-import { hashedChunks, type FileEntry, type StageDigest, type FileTarget, type StagedFile } from './file-target.js';
+import { hashedChunks, isBufferList, type FileEntry, type StageContent, type StageDigest, type FileTarget, type StagedFile } from './file-target.js';
 import { tempFileName } from './file-names.js';
 
 const WHAT = 'file drop';
@@ -57,15 +57,25 @@ export class LocalTarget implements FileTarget {
     return entries;
   }
 
-  async stage(dir: string, name: string, content: Buffer | AsyncIterable<Uint8Array>, signal: AbortSignal): Promise<StagedFile> {
+  async stage(dir: string, name: string, content: StageContent, signal: AbortSignal): Promise<StagedFile> {
     throwIfAborted(signal);
     const tempPath = path.join(dir, tempFileName(name));
     const handle = await guarded(tempPath, () => open(tempPath, 'wx', 0o644));
     const digest: StageDigest = { hash: createHash('sha256'), bytes: 0 };
     try {
-      for await (const chunk of hashedChunks(content, digest)) {
-        throwIfAborted(signal);
-        await writeFully(handle, chunk);
+      if (isBufferList(content)) {
+        // Parts in memory (a staged page: index, then each table's head and body) go down in one
+        // call: every file operation is a round trip through the thread pool.
+        for (const part of content) {
+          digest.hash.update(part);
+          digest.bytes += part.length;
+        }
+        await writeAllParts(handle, content);
+      } else {
+        for await (const chunk of hashedChunks(content, digest)) {
+          throwIfAborted(signal);
+          await writeFully(handle, chunk);
+        }
       }
       await handle.sync();
     } catch (error) {
@@ -105,6 +115,22 @@ export class LocalTarget implements FileTarget {
         at += bytesRead;
       }
       // Shorter than its size said (truncated meanwhile): what was there.
+      return into.subarray(0, at);
+    } finally {
+      await handle.close();
+    }
+  }
+
+  async readRange(file: string, position: number, length: number, scratch: Buffer): Promise<Buffer> {
+    const handle = await open(file, 'r');
+    try {
+      const into = length <= scratch.length ? scratch.subarray(0, length) : Buffer.allocUnsafe(length);
+      let at = 0;
+      while (at < length) {
+        const { bytesRead } = await handle.read(into, at, length - at, position + at);
+        if (bytesRead === 0) break;
+        at += bytesRead;
+      }
       return into.subarray(0, at);
     } finally {
       await handle.close();
@@ -169,5 +195,19 @@ async function writeFully(handle: FileHandle, chunk: Uint8Array): Promise<void> 
     const { bytesWritten } = await handle.write(chunk, offset, chunk.length - offset);
     if (bytesWritten <= 0) throw Object.assign(new Error(`wrote 0 of ${chunk.length - offset} bytes`), { code: 'EIO' });
     offset += bytesWritten;
+  }
+}
+
+/** `writev` of every part, continuing after a partial write like `writeFully`. */
+export async function writeAllParts(handle: FileHandle, parts: readonly Buffer[]): Promise<void> {
+  let rest = parts.filter((part) => part.length > 0);
+  while (rest.length > 0) {
+    const wanted = rest.reduce((sum, part) => sum + part.length, 0);
+    const { bytesWritten } = await handle.writev(rest);
+    if (bytesWritten <= 0) throw Object.assign(new Error(`wrote 0 of ${wanted} bytes`), { code: 'EIO' });
+    if (bytesWritten >= wanted) return;
+    let skip = bytesWritten;
+    while (skip >= rest[0]!.length) skip -= rest.shift()!.length;
+    rest = [rest[0]!.subarray(skip), ...rest.slice(1)];
   }
 }

@@ -46,6 +46,23 @@ export function encodeChunk(tables: readonly ChunkTable[]): Buffer[] {
   return [Buffer.from(`${JSON.stringify(index)}\n`, 'utf8'), ...tables.flatMap((t) => [t.head, t.body])];
 }
 
+/** A table's part of a staged page and where its bytes (head, then body) are in the page file. */
+export interface PartLayout extends TableInfo {
+  readonly at: number;
+  readonly headBytes: number;
+  readonly bodyBytes: number;
+}
+
+/** Where `encodeChunk(tables)` puts each table: known to the writer that staged the page, so publishing reads only those bytes. */
+export function chunkLayout(parts: readonly Buffer[], tables: readonly ChunkTable[]): PartLayout[] {
+  let at = parts[0]!.length;
+  return tables.map((t) => {
+    const part = { table: t.table, streams: t.streams, root: t.root, key: t.key, rows: t.rows, at, headBytes: t.head.length, bodyBytes: t.body.length };
+    at += t.head.length + t.body.length;
+    return part;
+  });
+}
+
 export function decodeChunk(content: Buffer, where: string): ChunkTable[] {
   const newline = content.indexOf(0x0a);
   if (newline < 0) throw new Error(`${where}: staged page has no index line`);

@@ -6,7 +6,7 @@ import type { FileTarget, StagedFile } from './file-target.js';
 import { writeFileAtomic } from './file-target.js';
 import { BATCH_DONE_SUFFIX, BATCH_MANIFEST_SUFFIX, batchDataFileName } from './file-names.js';
 import type { CsvFormat } from './format-options.js';
-import { decodeChunk, type ChunkTable, type TableInfo } from './page-chunk.js';
+import { decodeChunk, type ChunkTable, type PartLayout, type TableInfo } from './page-chunk.js';
 
 /** Suffix of the staging note saying a batch is fully published (its pages may go). */
 export const PUBLISHED_SUFFIX = '.published';
@@ -27,6 +27,8 @@ export interface PublishRequest {
   /** Names of the batch's staged pages in the staging folder, in staging order. */
   readonly pages: readonly string[];
   readonly marker: CsvFormat['marker'];
+  /** Where each table's bytes are in the pages, for pages this process staged (others are read whole and decoded). */
+  readonly layouts?: ReadonlyMap<string, readonly PartLayout[]>;
 }
 
 /**
@@ -80,7 +82,7 @@ interface TableEntry {
 }
 
 /** The batch's tables in order of first appearance, with their streams and row counts. */
-function noteParts(tables: Map<string, TableEntry>, parts: readonly ChunkTable[]): void {
+function noteParts(tables: Map<string, TableEntry>, parts: readonly TableInfo[]): void {
   for (const part of parts) {
     const entry = tables.get(part.table) ?? { streams: new Set<string>(), root: part.root, key: part.key, rows: 0 };
     for (const stream of part.streams) entry.streams.add(stream);
@@ -114,7 +116,9 @@ async function publishTable(request: PublishRequest, table: string, entry: Table
  * page in memory at a time. The pages are read once to count the rows, then once per table.
  */
 async function streamTables(request: PublishRequest): Promise<BatchFile[]> {
-  const { target, stagingDir, pages } = request;
+  const { target, stagingDir, pages, layouts } = request;
+  const known = layouts && target.readRange && pages.every((page) => layouts.has(page)) ? layouts : undefined;
+  if (known) return streamKnownTables(request, known);
   // Each page is consumed (its rows written) before the next is read: one buffer serves them all.
   let scratch: Buffer = Buffer.allocUnsafe(SCRATCH_BYTES);
   const read = async (page: string): Promise<ChunkTable[]> => {
@@ -131,6 +135,42 @@ async function streamTables(request: PublishRequest): Promise<BatchFile[]> {
   for (const [table, entry] of tables) {
     if (entry.rows === 0) continue;
     files.push(await publishTable(request, table, entry, tableChunks(table, pages, read)));
+  }
+  return files;
+}
+
+/**
+ * `streamTables` for pages this process staged: their layout is known, so no page is read to
+ * count rows, and each table's file reads only that table's bytes of each page (one positioned
+ * read instead of the whole page once per table).
+ */
+async function streamKnownTables(request: PublishRequest, layouts: ReadonlyMap<string, readonly PartLayout[]>): Promise<BatchFile[]> {
+  const { target, stagingDir, pages } = request;
+  const tables = new Map<string, TableEntry>();
+  for (const page of pages) noteParts(tables, layouts.get(page)!);
+  let scratch: Buffer = Buffer.allocUnsafe(SCRATCH_BYTES);
+  async function* chunks(table: string): AsyncGenerator<Buffer> {
+    let started = false;
+    for (const page of pages) {
+      for (const part of layouts.get(page)!) {
+        if (part.table !== table || part.rows === 0) continue;
+        const file = target.join(stagingDir, page);
+        const length = part.headBytes + part.bodyBytes;
+        const bytes = await target.readRange!(file, part.at, length, scratch);
+        if (bytes.length > scratch.length) scratch = bytes;
+        if (bytes.length !== length) throw new Error(`${target.describe(file)}: staged page is shorter than what was staged (table ${table})`);
+        if (!started) {
+          started = true;
+          yield bytes.subarray(0, part.headBytes);
+        }
+        yield bytes.subarray(part.headBytes);
+      }
+    }
+  }
+  const files: BatchFile[] = [];
+  for (const [table, entry] of tables) {
+    if (entry.rows === 0) continue;
+    files.push(await publishTable(request, table, entry, chunks(table)));
   }
   return files;
 }

@@ -4,7 +4,7 @@ import pLimit from 'p-limit';
 import type { SFTPWrapper } from 'ssh2';
 import type { ContractLogger as Logger } from '../../src/contracts/index.js';
 import { throwIfAborted } from '../../src/util/abort.js';
-import { hashedChunks, type FileEntry, type StageDigest, type FileTarget, type StagedFile } from '../file-drop/file-target.js';
+import { hashedChunks, type FileEntry, type StageContent, type StageDigest, type FileTarget, type StagedFile } from '../file-drop/file-target.js';
 import { tempFileName } from '../file-drop/file-names.js';
 import { SftpOperationError } from './errors.js';
 import type { Connection, SftpSession } from './session.js';
@@ -91,7 +91,7 @@ export class SftpTarget implements FileTarget {
     }
   }
 
-  stage(dir: string, name: string, content: Buffer | AsyncIterable<Uint8Array>, signal: AbortSignal): Promise<StagedFile> {
+  stage(dir: string, name: string, content: StageContent, signal: AbortSignal): Promise<StagedFile> {
     return this.transfers(async () => {
       throwIfAborted(signal);
       const { sftp, guard } = await this.session.connection(signal);

@@ -14,6 +14,7 @@ import {
   type EndpointRef,
 } from './errors.js';
 import { HttpTransport, type TransportResponse } from './http-transport.js';
+import { parseJsonBody } from './json-body.js';
 import type { QueryParams } from './query-string.js';
 import { defaultRequestEncoding, type RequestEncoding } from './request-body.js';
 import { RateBudget, type RateBudgetOptions } from './rate-budget.js';
@@ -285,8 +286,8 @@ export class ApiClient {
   }
 
   private interpret<T>(response: TransportResponse, endpoint: EndpointRef, schema: z.ZodType<T>, sent: RequestEncoding | undefined): ApiResult<T> {
-    const { status, body } = response;
-    const json = tryParseJson(body);
+    const { status } = response;
+    const json = parseJsonBody(response.bytes);
     if (status < 200 || status >= 300) {
       const envelope = json.ok ? errorEnvelopeSchema.safeParse(json.value) : undefined;
       const message = envelope?.success && envelope.data.message !== undefined
@@ -334,17 +335,6 @@ export class ApiClient {
 function refusesEncoding(status: number, message: string, sent: RequestEncoding): boolean {
   if (status === 415) return true;
   return status === 400 && sent === 'json' && /multipart/i.test(message);
-}
-
-type JsonParse = { ok: true; value: unknown } | { ok: false; reason: string };
-
-function tryParseJson(body: string): JsonParse {
-  if (body.trim() === '') return { ok: false, reason: 'empty body' };
-  try {
-    return { ok: true, value: JSON.parse(body) as unknown };
-  } catch (error) {
-    return { ok: false, reason: `body is not valid JSON (${error instanceof Error ? error.message : 'parse error'})` };
-  }
 }
 
 function describeNonJsonBody(response: TransportResponse): string {

@@ -2,6 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import axios, { type AxiosInstance, isAxiosError } from 'axios';
 import { ApiNetworkError, type EndpointRef } from './errors.js';
+import { decodeBody } from './json-body.js';
 import { encodeQuery, type QueryParams } from './query-string.js';
 import { encodeRequestBody, type RequestEncoding } from './request-body.js';
 
@@ -20,7 +21,10 @@ export interface TransportRequest {
 export interface TransportResponse {
   status: number;
   headers: Record<string, string | undefined>;
-  body: string;
+  /** The body as received (decompressed). */
+  bytes: Buffer;
+  /** The body as UTF-8 text, decoded when first asked for (a large list page is parsed from `bytes`). */
+  readonly body: string;
   receivedAtMs: number;
 }
 
@@ -53,7 +57,8 @@ export class HttpTransport {
     this.axios = axios.create({
       baseURL: options.baseUrl.replace(/\/+$/, ''),
       timeout: options.timeoutMs,
-      responseType: 'text',
+      // Bytes: a large page is parsed piecewise from them (json-body.ts), text is decoded on demand.
+      responseType: 'arraybuffer',
       transformResponse: [(data: unknown) => data],
       validateStatus: () => true,
       maxRedirects: 0,
@@ -76,7 +81,7 @@ export class HttpTransport {
     const encoded = request.body === undefined ? undefined : encodeRequestBody(request.body, this.requestEncoding);
     if (encoded?.contentType) headers['Content-Type'] = encoded.contentType;
     try {
-      const response = await this.axios.request<string>({
+      const response = await this.axios.request<unknown>({
         method: request.method,
         url,
         data: encoded?.data,
@@ -87,10 +92,15 @@ export class HttpTransport {
       for (const [name, value] of Object.entries(response.headers ?? {})) {
         flatHeaders[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value == null ? undefined : String(value);
       }
+      const bytes = asBuffer(response.data);
+      let text: string | undefined;
       return {
         status: response.status,
         headers: flatHeaders,
-        body: typeof response.data === 'string' ? response.data : String(response.data ?? ''),
+        bytes,
+        get body() {
+          return (text ??= decodeBody(bytes));
+        },
         receivedAtMs: Date.now(),
       };
     } catch (error) {
@@ -102,6 +112,14 @@ export class HttpTransport {
     this.httpAgent.destroy();
     this.httpsAgent.destroy();
   }
+}
+
+/** axios gives a Buffer for `arraybuffer` in Node; anything else (a mocked adapter) as its text. */
+function asBuffer(data: unknown): Buffer {
+  if (Buffer.isBuffer(data)) return data;
+  if (data instanceof ArrayBuffer) return Buffer.from(data);
+  if (ArrayBuffer.isView(data)) return Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  return Buffer.from(typeof data === 'string' ? data : String(data ?? ''), 'utf8');
 }
 
 function toNetworkError(error: unknown, endpoint: EndpointRef, signal: AbortSignal | undefined): Error {

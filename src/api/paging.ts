@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { throwIfAborted } from '../util/abort.js';
 import { FreightSyncError } from '../util/errors.js';
 import type { SuccessEnvelope } from './schemas/envelope.js';
+import { fastObjectParser } from './schemas/fast-object.js';
 
 /** An element of a list answer that failed its resource schema; reported, never silently dropped. */
 export interface RejectedItem {
@@ -28,7 +29,14 @@ export const listDataSchema = z.array(z.unknown());
 export function partitionItems<T>(items: unknown[], schema: z.ZodType<T>): { items: T[]; rejected: RejectedItem[] } {
   const valid: T[] = [];
   const rejected: RejectedItem[] = [];
+  // Elements the fast path accepts come out exactly as zod makes them; the rest go through zod.
+  const fast = fastObjectParser(schema);
   items.forEach((raw, index) => {
+    const quick = fast?.(raw);
+    if (quick !== undefined) {
+      valid.push(quick as T);
+      return;
+    }
     const parsed = schema.safeParse(raw);
     if (parsed.success) {
       valid.push(parsed.data);

@@ -13,6 +13,8 @@ export const optionalDate = z
   .refine((s) => s === '' || !Number.isNaN(Date.parse(s)), { message: 'expected an ISO 8601 date-time' })
   .nullable()
   .optional();
+/** A required, non-empty text (a load's `reference_number`). */
+export const requiredString = z.string().min(1);
 export const optionalBoolean = z.boolean().nullable().optional();
 export const optionalNumber = z.union([z.number(), z.string()]).nullable().optional();
 /** Identifiers are strings in the spec; some event ids are numbers (§6.2). */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { identifier, optionalBoolean, optionalDate, optionalNumber, optionalString } from './common.js';
+import { identifier, optionalBoolean, optionalDate, optionalNumber, optionalString, requiredString } from './common.js';
 
 /**
  * Resource schemas (spec §2). `looseObject` keeps every field the server sends — the full raw
@@ -16,7 +16,7 @@ export type TokenRecord = z.infer<typeof tokenRecordSchema>;
 
 export const loadSchema = z.looseObject({
   _id: identifier,
-  reference_number: z.string().min(1),
+  reference_number: requiredString,
   status: optionalString,
   type_of_load: optionalString,
   isDeleted: optionalBoolean,

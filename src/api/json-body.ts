@@ -1,0 +1,151 @@
+export type JsonParse = { ok: true; value: unknown } | { ok: false; reason: string };
+
+/**
+ * Above this many bytes a body is parsed in pieces. V8 keeps a string over 128 KiB (64 Ki
+ * characters when it holds non-Latin-1 text) in its own freshly mapped memory: a list page of 50
+ * loads is ~290 KB, and decoding it to one string cost ~2 ms of page faults per page on a VM —
+ * more than parsing it. The pieces (the envelope, and each element of its `data` array) are
+ * ordinary small strings.
+ */
+const PIECEWISE_FROM = 64 * 1024;
+
+/** A UTF-8 response body as text, the way the HTTP client always decoded it (a leading BOM dropped). */
+export function decodeBody(bytes: Buffer): string {
+  const text = bytes.toString('utf8');
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
+/**
+ * JSON.parse of a UTF-8 response body. The result (and for invalid JSON, the reason) is exactly
+ * that of `JSON.parse(decodeBody(bytes))`: a large envelope `{ …, "data": [ … ] }` is split at its
+ * elements and each piece parsed by JSON.parse; anything the split does not handle plainly — no
+ * `data` array, a second or escaped `data` key, a piece that does not parse — goes the whole-text
+ * way, which also gives the error message.
+ */
+export function parseJsonBody(bytes: Buffer): JsonParse {
+  if (bytes.length >= PIECEWISE_FROM) {
+    const value = parsePiecewise(bytes);
+    if (value !== undefined) return { ok: true, value };
+  }
+  const body = decodeBody(bytes);
+  if (body.trim() === '') return { ok: false, reason: 'empty body' };
+  try {
+    return { ok: true, value: JSON.parse(body) as unknown };
+  } catch (error) {
+    return { ok: false, reason: `body is not valid JSON (${error instanceof Error ? error.message : 'parse error'})` };
+  }
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+const isSpace = (byte: number | undefined): boolean => byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;
+
+/** Where the top-level `data` array is: its brackets and each element's byte range (untrimmed). */
+interface DataArray {
+  open: number;
+  close: number;
+  /** Start and end (exclusive) of each element, in pairs; separators (commas) excluded. */
+  cuts: number[];
+}
+
+/**
+ * The envelope parsed piecewise, or undefined to parse it whole. Every byte is in exactly one
+ * piece that JSON.parse checks (the envelope with `[]` for data, each element) or is whitespace
+ * or a single comma between elements, so valid pieces mean the whole text is valid, with the same value.
+ */
+export function parsePiecewise(bytes: Buffer): unknown {
+  let from = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+  while (isSpace(bytes[from])) from += 1;
+  if (bytes[from] !== OPEN_OBJECT) return undefined;
+  const found = findDataArray(bytes, from);
+  if (!found) return undefined;
+  const items: unknown[] = [];
+  try {
+    const { cuts } = found;
+    for (let i = 0; i < cuts.length; i += 2) {
+      let start = cuts[i]!;
+      let end = cuts[i + 1]!;
+      while (start < end && isSpace(bytes[start])) start += 1;
+      while (end > start && isSpace(bytes[end - 1])) end -= 1;
+      // `[ ]` is an empty array; an empty element (`[1,,2]`, `[1,]`) is invalid: the whole-text parse says why.
+      if (start === end) {
+        if (cuts.length === 2) break;
+        return undefined;
+      }
+      items.push(JSON.parse(bytes.toString('utf8', start, end)));
+    }
+    const envelope: unknown = JSON.parse(bytes.toString('utf8', from, found.open + 1) + bytes.toString('utf8', found.close, bytes.length));
+    if (envelope === null || typeof envelope !== 'object' || !Array.isArray((envelope as { data?: unknown }).data)) return undefined;
+    (envelope as { data: unknown }).data = items;
+    return envelope;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Scans the envelope's structure (strings skipped, brackets counted) for its one `"data": [`
+ * key at the top level and the commas between that array's elements. Undefined when there is
+ * none, more than one, or a top-level key with an escape (it could spell `data`).
+ */
+function findDataArray(bytes: Buffer, from: number): DataArray | undefined {
+  const length = bytes.length;
+  let depth = 0;
+  let found: DataArray | undefined;
+  let inData = false;
+  let elementStart = 0;
+  const cuts: number[] = [];
+  for (let i = from; i < length; i++) {
+    const byte = bytes[i]!;
+    if (byte === QUOTE) {
+      const start = i;
+      // The closing quote (a backslash escapes the byte after it). A loop here, not indexOf: most
+      // strings are a few bytes, shorter than a call into native code costs.
+      let end = i + 1;
+      for (;;) {
+        if (end >= length) return undefined;
+        const inner = bytes[end]!;
+        if (inner === QUOTE) break;
+        end += inner === BACKSLASH ? 2 : 1;
+      }
+      i = end;
+      if (depth !== 1) continue;
+      let next = end + 1;
+      while (isSpace(bytes[next])) next += 1;
+      if (bytes[next] !== COLON) continue;
+      // A top-level key.
+      for (let k = start + 1; k < end; k++) if (bytes[k] === BACKSLASH) return undefined;
+      if (end - start !== 5 || bytes[start + 1] !== 0x64 || bytes[start + 2] !== 0x61 || bytes[start + 3] !== 0x74 || bytes[start + 4] !== 0x61) continue;
+      if (found) return undefined;
+      next += 1;
+      while (isSpace(bytes[next])) next += 1;
+      if (bytes[next] !== OPEN_ARRAY) return undefined;
+      found = { open: next, close: -1, cuts };
+      inData = true;
+      elementStart = next + 1;
+      depth = 2;
+      i = next;
+    } else if (byte === OPEN_OBJECT || byte === OPEN_ARRAY) {
+      depth += 1;
+    } else if (byte === CLOSE_OBJECT || byte === CLOSE_ARRAY) {
+      if (inData && depth === 2) {
+        if (byte !== CLOSE_ARRAY) return undefined;
+        cuts.push(elementStart, i);
+        found!.close = i;
+        inData = false;
+      }
+      depth -= 1;
+      if (depth < 0) return undefined;
+    } else if (byte === COMMA && inData && depth === 2) {
+      cuts.push(elementStart, i);
+      elementStart = i + 1;
+    }
+  }
+  return found && found.close >= 0 && depth === 0 ? found : undefined;
+}
