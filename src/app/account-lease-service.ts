@@ -113,9 +113,15 @@ export function accountLeaseService(options: AccountLeaseServiceOptions): Accoun
     let validUntil = claimStartedAt + validityMs;
     let expiredLocally = false;
     let expiryTimer: NodeJS.Timeout | undefined;
+    // Settles when the tenure was cut by our clock: the loop below stops the work and steps down
+    // at once, even while it waits for a renewal that does not answer (its services do not end
+    // by themselves: an outbound poll retries an aborted poll, for one).
+    let expiredNow!: () => void;
+    const expired = new Promise<'expired'>((resolve) => (expiredNow = () => resolve('expired')));
     const expire = () => {
       if (!expiredLocally) {
         expiredLocally = true;
+        expiredNow();
         log.warn({ epoch: lease.epoch }, `lease of account ${account} (epoch ${lease.epoch}) passed its deadline on this replica's clock without a renewal: its work is cut, nothing more is sent to the API`);
         cut(leaseExpiredAbort(lease));
       }
@@ -157,7 +163,8 @@ export function accountLeaseService(options: AccountLeaseServiceOptions): Accoun
       );
       let lastRenewed = Date.now();
       for (;;) {
-        const woke = await Promise.race([sleep(renewIntervalMs, stopping.signal).then(() => 'renew' as const, () => 'stop' as const), failed]);
+        const woke = await Promise.race([sleep(renewIntervalMs, stopping.signal).then(() => 'renew' as const, () => 'stop' as const), failed, expired]);
+        if (woke === 'expired' || expiredLocally) return await stepDown(lease, runner);
         if (woke === 'stop') return await drainAndRelease(lease, runner, failed, tenureStop, 'stopped');
         if (woke !== 'renew') {
           // A work service died; startDaemon has stopped the others already.
@@ -175,7 +182,12 @@ export function accountLeaseService(options: AccountLeaseServiceOptions): Accoun
         const startedAt = Date.now();
         const startedMono = performance.now();
         try {
-          const renewed = await leases.renew([lease], ttlMs);
+          const renewing = leases.renew([lease], ttlMs);
+          const renewed = await Promise.race([renewing, expired]);
+          if (renewed === 'expired') {
+            renewing.catch(() => undefined);
+            return await stepDown(lease, runner);
+          }
           if (renewed.length === 0) {
             cut(new Error(`lease of account ${account} lost`));
             await runner.stop('lease lost');
@@ -211,6 +223,17 @@ export function accountLeaseService(options: AccountLeaseServiceOptions): Accoun
       current = undefined;
       state = 'standby';
     }
+  }
+
+  /**
+   * The tenure was cut by this replica's clock (TenureSignals.assertHeld): its services are
+   * stopped (they were aborted already), the lease given back if the database still has it as
+   * ours (a renewal that came late), and the service returns to standby.
+   */
+  async function stepDown(lease: Lease, runner: DaemonRunner): Promise<TenureEnd> {
+    await runner.stop('lease expired on this replica\'s clock');
+    await leases.release([lease]).catch(() => 0);
+    return lost(lease, undefined);
   }
 
   /** Whether fair share asks for this lease now (a failing check keeps the lease: it is only a balance). */

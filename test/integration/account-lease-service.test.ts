@@ -152,6 +152,7 @@ describe.each([
       renew: (held: Fence[], ttl: number) => (hang ? hung : leases.renew(held, ttl)),
     });
     const seen: { signals?: TenureSignals } = {};
+    let stopped = 0;
     const s = accountLeaseService({
       account: 'acct',
       holder: 'A',
@@ -161,7 +162,10 @@ describe.each([
       renewIntervalMs: 100,
       work: (_fence, signals) => {
         seen.signals = signals;
-        return [{ name: 'idle', start: async () => ({ loops: new Promise<void>((resolve) => signals.abortSignal.addEventListener('abort', () => resolve())) }), stop: async () => undefined }];
+        // Like the outbound poll, its loop does not end when the tenure is aborted: only stop() ends it.
+        let ended!: () => void;
+        const loops = new Promise<void>((resolve) => (ended = resolve));
+        return [{ name: 'retrying', start: async () => ({ loops }), stop: async () => { stopped += 1; ended(); } }];
       },
       stopSignal: new AbortController().signal,
       abortSignal: new AbortController().signal,
@@ -183,6 +187,8 @@ describe.each([
     expect(refused).toBeInstanceOf(Error);
     expect((refused as Error).name).toBe('AbortError');
     expect(((refused as Error).cause as Error).name).toMatch(/LeaseLost|StateError/);
+    // It steps down while the renewal still hangs: the work stopped, back to standby.
+    await waitFor(() => s.state() === 'standby' && stopped === 1, 10_000, 'A stepped down');
     answer();
     await s.stop();
     expect(s.state()).toBe('standby');
