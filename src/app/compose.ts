@@ -258,6 +258,7 @@ export function composeOutbound(
   return createOutboundEngine({
     stores: app.stores,
     client: app.client,
+    requestTimeoutMs: app.config.api.timeout,
     sources: sourcesOf(app, options.extraSources),
     config: app.config.outbound,
     variant: app.config.api.variant,

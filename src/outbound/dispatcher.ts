@@ -12,6 +12,13 @@ export interface DispatcherSettings {
   maxAttempts: number;
   backoff: { base: number; max: number };
   reconcileDelay: number;
+  /**
+   * How long after `recover` a command another process left in flight is first looked up
+   * (default `reconcileDelay`). That process may have written its request just before it
+   * stopped (its lease passed, a kill): until the request's own timeout has run, the API may not
+   * have processed it yet, and a look-up finding nothing would send the create a second time.
+   */
+  recoverDelay?: number;
   /** Longest sleep between looks at the outbox when nothing is due (new commands also wake it). */
   idleCheckMs?: number;
   /**
@@ -94,7 +101,7 @@ export class Dispatcher {
    */
   async recover(): Promise<number> {
     const rows = await this.outbox.interrupted();
-    const at = new Date(Date.now() + this.settings.reconcileDelay);
+    const at = new Date(Date.now() + Math.max(this.settings.reconcileDelay, this.settings.recoverDelay ?? 0));
     for (const row of rows) {
       const post = RECONCILED_KINDS.has(row.kind);
       await this.outbox.markWaiting(row.id, post ? 'reconciling' : 'retry', 'interrupted while the request was in flight (process stopped)', at);

@@ -61,6 +61,8 @@ export interface OutboundEngineDeps {
   stores: Pick<StateStores, 'outbox' | 'units' | 'directory' | 'transaction'>;
   /** The shared API client: same rate budget and tokens as the pull side. */
   client: ApiClient;
+  /** The API request timeout (`api.timeout`): commands a previous process left in flight wait it out before their look-up. */
+  requestTimeoutMs?: number;
   sources: readonly NamedSource[];
   config: OutboundConfig;
   variant: ApiVariant;
@@ -95,6 +97,7 @@ export function createOutboundEngine(deps: OutboundEngineDeps): OutboundEngine {
       maxAttempts: config.maxAttempts,
       backoff: config.backoff,
       reconcileDelay: config.reconcileDelay,
+      ...(deps.requestTimeoutMs !== undefined ? { recoverDelay: deps.requestTimeoutMs } : {}),
       ...deps.supervision,
       // A reauth_required account sends nothing: its commands wait without using attempts.
       paused: async () => {

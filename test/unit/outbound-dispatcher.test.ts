@@ -328,6 +328,15 @@ describe('Dispatcher.recover', () => {
     expect(await d.recover()).toBe(0);
   });
 
+  it('waits out the request timeout before looking up what another process left in flight (its request may not be processed yet)', async () => {
+    const create = await enqueue(outbox, createCommand('A'));
+    await outbox.markSending(create, 1, new Date().toISOString());
+    const d = dispatcher(new ScriptedRunner(outbox), { reconcileDelay: 200, recoverDelay: 30_000 });
+    const before = Date.now();
+    await d.recover();
+    expect(Date.parse((await row(create)).next_attempt_at)).toBeGreaterThanOrEqual(before + 30_000);
+  });
+
   it('hands a recovered create to the runner in `reconciling` (a look-up, not a blind re-send)', async () => {
     const create = await enqueue(outbox, createCommand('A'));
     await outbox.markSending(create, 1, new Date().toISOString());
