@@ -277,7 +277,9 @@ describe('Dispatcher: failures of a step', () => {
     runner.gate.catch(() => undefined);
     const d = dispatcher(runner);
     const drained = d.drain({ stopSignal: new AbortController().signal, abortSignal: abort.signal });
-    while (runner.active < 2) await new Promise((r) => setImmediate(r));
+    // In flight = marked `sending` (on PostgreSQL that write may still be under way when the step
+    // has started; aborting before it lands raced the abort's own bookkeeping).
+    while (runner.active < 2 || (await row(create)).state !== 'sending' || (await row(update)).state !== 'sending') await new Promise((r) => setImmediate(r));
     abort.abort();
     await drained;
     expect(await row(create)).toMatchObject({ state: 'reconciling', attempts: 1, last_error: 'interrupted while the request was in flight' });
