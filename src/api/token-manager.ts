@@ -268,10 +268,12 @@ export class TokenManager {
       // was paused or starved past the deadline) is the only live pair there is, so it is kept
       // and stored rather than cut off (the transport's timeout still bounds the call). Others
       // that took the expired lock meanwhile find it in the store (awaitLateRotation).
+      // Nor is it cut off by the caller's signal (a tenure cut when its lease passed during a
+      // pause): the answer is stored for whoever works the account next.
       const rotates = this.options.variant === 'brokerage' && Boolean(this.current?.refreshToken);
       const deadline = rotates ? new AbortController().signal : AbortSignal.timeout(callMs);
       try {
-        return await this.doRefresh(signal ? AbortSignal.any([signal, deadline]) : deadline, rejectedToken);
+        return await this.doRefresh(signal && !rotates ? AbortSignal.any([signal, deadline]) : deadline, rejectedToken);
       } catch (error) {
         if (deadline.aborted && !signal?.aborted && isAbortError(error)) {
           throw new ApiAuthError(`the token refresh of ${account} did not finish within ${(callMs / 1000).toFixed(1)} s`, { cause: error });
