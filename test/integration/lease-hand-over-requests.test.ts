@@ -22,6 +22,22 @@ const hasPostgres = requireService('PostgreSQL', postgres);
 const cursor = z.object({ at: z.string() });
 // Holder ids as the processes write them (`host:pid:random`).
 const DAEMON = 'hostA:101:aaaa';
+
+/** The daemon's lease service of these tests: TTL 3 s, claims every 30 ms, renewals every 50 ms. */
+function daemonLease(leases: LeaseStore, work: Parameters<typeof accountLeaseService>[0]['work'], logger: Parameters<typeof accountLeaseService>[0]['logger']) {
+  return accountLeaseService({
+    account: 'acct',
+    holder: DAEMON,
+    leases,
+    ttlMs: 3_000,
+    claimIntervalMs: 30,
+    renewIntervalMs: 50,
+    work,
+    stopSignal: new AbortController().signal,
+    abortSignal: new AbortController().signal,
+    logger,
+  });
+}
 const SYNC = 'hostB:202:bbbb';
 const BACKFILL = 'hostC:303:cccc';
 
@@ -138,18 +154,7 @@ describe.each([
       const commits: string[] = [];
       const events: string[] = [];
       const capture = capturingLogger('info');
-      const service = accountLeaseService({
-        account: 'acct',
-        holder: DAEMON,
-        leases: daemonLeases,
-        ttlMs: 3_000,
-        claimIntervalMs: 30,
-        renewIntervalMs: 50,
-        work: pollerWork(target.db, commits, events),
-        stopSignal: new AbortController().signal,
-        abortSignal: new AbortController().signal,
-        logger: capture.logger,
-      });
+      const service = daemonLease(daemonLeases, pollerWork(target.db, commits, events), capture.logger);
       running.push(service);
       await service.start();
       await waitFor(() => service.state() === 'active' && commits.length >= 2, 10_000, 'the daemon active and committing');
@@ -190,18 +195,7 @@ describe.each([
     it('a request by the holder itself is no reason to hand over', async () => {
       const commits: string[] = [];
       const events: string[] = [];
-      const service = accountLeaseService({
-        account: 'acct',
-        holder: DAEMON,
-        leases: new LeaseStore(target.db),
-        ttlMs: 3_000,
-        claimIntervalMs: 30,
-        renewIntervalMs: 50,
-        work: pollerWork(target.db, commits, events),
-        stopSignal: new AbortController().signal,
-        abortSignal: new AbortController().signal,
-        logger: capturingLogger('info').logger,
-      });
+      const service = daemonLease(new LeaseStore(target.db), pollerWork(target.db, commits, events), capturingLogger('info').logger);
       running.push(service);
       await service.start();
       await waitFor(() => service.state() === 'active', 10_000, 'the daemon active');
