@@ -101,11 +101,7 @@ export class Dispatcher {
    */
   async recover(): Promise<number> {
     const rows = await this.outbox.interrupted();
-    const at = new Date(Date.now() + Math.max(this.settings.reconcileDelay, this.settings.recoverDelay ?? 0));
-    for (const row of rows) {
-      const post = RECONCILED_KINDS.has(row.kind);
-      await this.outbox.markWaiting(row.id, post ? 'reconciling' : 'retry', 'interrupted while the request was in flight (process stopped)', at);
-    }
+    for (const row of rows) await this.leftInFlight(row.id, row.kind, 'interrupted while the request was in flight (process stopped)');
     if (rows.length > 0) this.logger.warn({ rows: rows.length }, 'commands interrupted in flight by a previous process: reconciling them');
     return rows.length;
   }
@@ -214,8 +210,7 @@ export class Dispatcher {
     if (!row) return;
     if (row.state === 'sending') {
       // Not in flight here (its group is not), so left by another process: same as recover().
-      const post = RECONCILED_KINDS.has(row.kind);
-      await this.outbox.markWaiting(id, post ? 'reconciling' : 'retry', 'interrupted while the request was in flight (process stopped)', new Date(Date.now() + this.settings.reconcileDelay));
+      await this.leftInFlight(id, row.kind, 'interrupted while the request was in flight (process stopped)');
       return;
     }
     if (!['pending', 'retry', 'reconciling'].includes(row.state)) return;
@@ -224,10 +219,10 @@ export class Dispatcher {
     try {
       outcome = await this.runner.step(row, signal);
     } catch (error) {
-      // Only an abort gets here mid-request: the row is reconciled on the next start.
+      // Only an abort gets here mid-request: the row is reconciled later, here or by the replica
+      // that takes the account over.
       if (signal.aborted) {
-        const post = RECONCILED_KINDS.has(row.kind);
-        await this.outbox.markWaiting(id, post ? 'reconciling' : 'retry', 'interrupted while the request was in flight', new Date());
+        await this.leftInFlight(id, row.kind, 'interrupted while the request was in flight');
         return;
       }
       outcome = { type: 'retry', error: describeError(error) };
@@ -264,6 +259,22 @@ export class Dispatcher {
         await this.outbox.markWaiting(id, 'retry', outcome.error, new Date(now + this.retryDelay(row.attempts)));
         return;
     }
+  }
+
+  /**
+   * A request whose outcome nobody will see: a create or upload is looked up, a PUT retried. The
+   * look-up waits out the request timeout (`recoverDelay`): an aborted request may already be on
+   * the wire, and the API may process it after a look-up that found nothing, so the create would
+   * be sent twice (10-account chaos run 4: a tenure cut by its own clock marked its aborted
+   * creates due at once, released the lease, and the next holder looked them up within a second).
+   */
+  private async leftInFlight(id: number, kind: string, why: string): Promise<void> {
+    if (!RECONCILED_KINDS.has(kind)) {
+      await this.outbox.markWaiting(id, 'retry', why, new Date());
+      return;
+    }
+    const delay = Math.max(this.settings.reconcileDelay, this.settings.recoverDelay ?? 0);
+    await this.outbox.markWaiting(id, 'reconciling', why, new Date(Date.now() + delay));
   }
 
   /** `attempts` counts the attempts made so far (at least 1), so the first retry waits at most `backoff.base`. */

@@ -268,22 +268,27 @@ describe('Dispatcher: failures of a step', () => {
     expect((await row(id)).last_error).toContain('cannot read properties of undefined');
   });
 
-  it('the abort signal interrupts a step in flight: a create is left for reconciling, a PUT for retry', async () => {
+  it('the abort signal interrupts a step in flight: a create is left for reconciling after the request timeout, a PUT for retry at once', async () => {
     const create = await enqueue(outbox, createCommand('A'));
     const update = await enqueue(outbox, updateCommand('U', { referenceNumber: 'R1' }, { notes: 'x' }));
     const abort = new AbortController();
     const runner = new ScriptedRunner(outbox);
     runner.gate = new Promise<void>((_resolve, reject) => abort.signal.addEventListener('abort', () => reject(Object.assign(new Error('aborted'), { name: 'AbortError' }))));
     runner.gate.catch(() => undefined);
-    const d = dispatcher(runner);
+    const d = dispatcher(runner, { reconcileDelay: 200, recoverDelay: 30_000 });
     const drained = d.drain({ stopSignal: new AbortController().signal, abortSignal: abort.signal });
     // In flight = marked `sending` (on PostgreSQL that write may still be under way when the step
     // has started; aborting before it lands raced the abort's own bookkeeping).
     while (runner.active < 2 || (await row(create)).state !== 'sending' || (await row(update)).state !== 'sending') await new Promise((r) => setImmediate(r));
+    const abortedAt = Date.now();
     abort.abort();
     await drained;
     expect(await row(create)).toMatchObject({ state: 'reconciling', attempts: 1, last_error: 'interrupted while the request was in flight' });
     expect(await row(update)).toMatchObject({ state: 'retry', attempts: 1, last_error: 'interrupted while the request was in flight' });
+    // The aborted POST may be on the wire: whoever looks it up (this process or the account's next
+    // holder) waits out the request timeout first, or a look-up finding nothing yet re-sends it.
+    expect(Date.parse((await row(create)).next_attempt_at)).toBeGreaterThanOrEqual(abortedAt + 30_000);
+    expect(Date.parse((await row(update)).next_attempt_at)).toBeLessThan(abortedAt + 30_000);
   });
 });
 
