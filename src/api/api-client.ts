@@ -71,8 +71,9 @@ export interface ApiCall<T> {
 }
 
 /**
- * Called right before a request that changes data at the API (POST, PUT, DELETE; token calls
- * excepted) is handed to the transport, after any wait for the rate budget; throws to stop it.
+ * Called before a request that changes data at the API (POST, PUT, DELETE; token calls excepted)
+ * is handed to the transport, after any wait for the rate budget, and again right before its bytes
+ * are written to a connected socket; throws to stop it.
  * The account lease's `assertHeld` (a replica past its lease must not create what the new holder
  * has already reconciled).
  */
@@ -251,8 +252,10 @@ export class ApiClient {
     const waitedBefore = this.budget.snapshot().waitedMs;
     return this.budget.run(async () => {
       this.stats.rateWaitMs += this.budget.snapshot().waitedMs - waitedBefore;
-      // Last look before the request goes out (the wait for the budget may have been long).
-      if (this.sendGuard && spec.method !== 'GET' && !spec.anonymous && spec.bearer === undefined) this.sendGuard(endpoint);
+      // A look before the request goes out (the wait for the budget may have been long), and the
+      // last one right before its bytes are written to the socket (write-gate.ts).
+      const guard = this.sendGuard && spec.method !== 'GET' && !spec.anonymous && spec.bearer === undefined ? this.sendGuard : undefined;
+      guard?.(endpoint);
       this.stats.requests += 1;
       const started = Date.now();
       try {
@@ -264,6 +267,7 @@ export class ApiClient {
           body: spec.body,
           bearer,
           signal: spec.signal,
+          ...(guard ? { beforeWrite: () => guard(endpoint) } : {}),
         });
         this.clock.observe(response.headers.date, response.receivedAtMs);
         this.stats.responsesByStatus[response.status] = (this.stats.responsesByStatus[response.status] ?? 0) + 1;

@@ -5,6 +5,7 @@ import { ApiNetworkError, type EndpointRef } from './errors.js';
 import { decodeBody } from './json-body.js';
 import { encodeQuery, type QueryParams } from './query-string.js';
 import { encodeRequestBody, type RequestEncoding } from './request-body.js';
+import { gatedTransport, refusedByGate } from './write-gate.js';
 
 export interface TransportRequest {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -16,6 +17,11 @@ export interface TransportRequest {
   body?: unknown;
   bearer?: string;
   signal?: AbortSignal;
+  /**
+   * Runs right before the request's bytes are written to a connected socket; throwing stops it
+   * unsent, and `send` rejects with what it threw (write-gate.ts).
+   */
+  beforeWrite?: () => void;
 }
 
 export interface TransportResponse {
@@ -48,9 +54,11 @@ export class HttpTransport {
   private readonly httpAgent: http.Agent;
   private readonly httpsAgent: https.Agent;
   private readonly requestEncoding: RequestEncoding;
+  private readonly timeoutMs: number;
 
   constructor(options: TransportOptions) {
     this.requestEncoding = options.requestEncoding ?? 'json';
+    this.timeoutMs = options.timeoutMs;
     const maxSockets = options.maxSockets ?? 16;
     this.httpAgent = new http.Agent({ keepAlive: true, maxSockets });
     this.httpsAgent = new https.Agent({ keepAlive: true, maxSockets });
@@ -87,6 +95,7 @@ export class HttpTransport {
         data: encoded?.data,
         headers,
         signal: request.signal,
+        ...(request.beforeWrite ? { transport: gatedTransport(request.beforeWrite, this.timeoutMs) } : {}),
       });
       const flatHeaders: Record<string, string | undefined> = {};
       for (const [name, value] of Object.entries(response.headers ?? {})) {
@@ -123,6 +132,9 @@ function asBuffer(data: unknown): Buffer {
 }
 
 function toNetworkError(error: unknown, endpoint: EndpointRef, signal: AbortSignal | undefined): Error {
+  // Stopped unsent by its gate: not a network failure, and surely not an ambiguous one.
+  const cause = isAxiosError(error) ? (error.cause as unknown) : error;
+  if (refusedByGate(cause)) return cause;
   if (signal?.aborted) {
     const reason: unknown = signal.reason;
     if (reason instanceof Error) return reason;
