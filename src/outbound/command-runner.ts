@@ -113,7 +113,8 @@ export class CommandRunner {
       return { type: 'reconcile', error: `looking the load up after an ambiguous create failed: ${describeError(error)}` };
     }
     if (lookup.found) {
-      const note = `found by ${by} after an ambiguous create${lookup.matches > 1 ? ` (${lookup.matches} matching loads; the first created is taken)` : ''}`;
+      const deleted = lookup.found.deleted ? '; deleted at the API since, not created again' : '';
+      const note = `found by ${by} after an ambiguous create${lookup.matches > 1 ? ` (${lookup.matches} matching loads; the first created is taken)` : ''}${deleted}`;
       return { type: 'done', result: { referenceNumber: lookup.found.referenceNumber, loadId: lookup.found.loadId, note } };
     }
     // Truly absent: only now is the create sent again.

@@ -10,6 +10,8 @@ export type CustomerLookup = { found: Customer; matches: number } | { found: nul
  * `company_name` it carried: first `searchTerm` on the `companyID` field, then (for a server that
  * ignores `fieldName`) `nameSearch` on the name. Both match substrings, so every record is
  * compared exactly; a customer older than the first send (minus slack) is someone else's.
+ * Deleted customers count (`isIncludeDeleted`): one our create made and someone deleted since
+ * was created all the same, and must not be created again.
  */
 export async function findCreatedCustomer(client: ApiClient, body: Record<string, unknown>, sentAt: string | null, signal: AbortSignal): Promise<CustomerLookup> {
   const companyId = body['companyID'];
@@ -20,7 +22,7 @@ export async function findCreatedCustomer(client: ApiClient, body: Record<string
   for (const search of searches) {
     const matches: Customer[] = [];
     for (let page = 0; page < MAX_PAGES; page++) {
-      const result = await listCustomers(client, { ...search, skip: page * PAGE, limit: PAGE }, signal);
+      const result = await listCustomers(client, { ...search, skip: page * PAGE, limit: PAGE, isIncludeDeleted: true }, signal);
       for (const customer of result.items) {
         if (customer.companyID !== companyId || customer.company_name !== name) continue;
         const createdAt = customer.createdAt;

@@ -6,6 +6,8 @@ import type { OutboundConfig } from '../config/types.js';
 export interface FoundLoad {
   referenceNumber: string;
   loadId: string | null;
+  /** Deleted at the API since it was created (by someone else): created all the same. */
+  deleted?: true;
 }
 
 export type LookupOutcome = { found: FoundLoad; matches: number } | { found: null };
@@ -40,7 +42,10 @@ export function reconcileKey(body: Record<string, unknown>, by: OutboundConfig['
  * the create carried: `secondaryReferenceNo` (searched with `searchTerm`, which matches
  * substrings and other fields, so every record is compared exactly) or `containerNo` + caller.
  * The caller must match too, and the load must not predate the first send (minus slack), so a
- * look-alike load created by someone else earlier is not taken for ours.
+ * look-alike load created by someone else earlier is not taken for ours. Deleted loads are
+ * searched too: a load our create made and a dispatcher deleted before this look-up was still
+ * created, and sending the create again would bring back a load someone removed (10-account chaos
+ * run 5: the simulator's mutator deleted a fresh create before the next holder looked it up).
  */
 export async function findCreatedLoad(
   client: ApiClient,
@@ -55,7 +60,7 @@ export async function findCreatedLoad(
   const notBefore = sentAt ? Date.parse(sentAt) - CREATED_AT_SLACK_MS : Number.NEGATIVE_INFINITY;
   const matches: FoundLoad[] = [];
   for (let page = 0; page < MAX_PAGES; page++) {
-    const query: LoadListQuery = { skip: page * PAGE, limit: PAGE };
+    const query: LoadListQuery = { skip: page * PAGE, limit: PAGE, isIncludeDeleted: true };
     if (key.field === 'containerNo') {
       query.containerNo = key.value;
       if (caller) query.caller = [caller];
@@ -69,7 +74,7 @@ export async function findCreatedLoad(
       const createdAt = text(load['createdAt']);
       if (createdAt && Date.parse(createdAt) < notBefore) continue;
       const referenceNumber = text(load['reference_number']);
-      if (referenceNumber) matches.push({ referenceNumber, loadId: text(load['_id']) ?? null });
+      if (referenceNumber) matches.push({ referenceNumber, loadId: text(load['_id']) ?? null, ...(load['isDeleted'] === true ? { deleted: true as const } : {}) });
     }
     if (result.items.length + result.rejected.length < PAGE) break;
   }

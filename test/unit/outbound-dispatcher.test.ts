@@ -316,6 +316,29 @@ describe('Dispatcher with the real CommandRunner and a fake API', () => {
   });
 });
 
+describe('Dispatcher: a create deleted at the API before its look-up', () => {
+  it('is found among deleted loads and marked done, not created a second time', async () => {
+    const id = await enqueue(outbox, createCommand('ERP-D'));
+    const loads: Array<Record<string, unknown>> = [];
+    const api = new FakeApi('main')
+      .on('POST /loads', (call) => {
+        // Created, the answer lost; a dispatcher deletes the fresh load before the look-up.
+        loads.push({ _id: 'id-L-7', reference_number: 'L-7', ...(call.body as Record<string, unknown>), createdAt: new Date().toISOString(), isDeleted: true });
+        throw new ApiNetworkError({ method: 'POST', route: '/loads' }, 'ECONNRESET', 'socket hang up', true);
+      })
+      // The list hides deleted loads unless asked (spec §4.4.3 isIncludeDeleted).
+      .on('GET /loads', (call) => ({ data: loads.filter((l) => l['isDeleted'] !== true || call.query['isIncludeDeleted'] === true) }));
+    const runner = new RealCommandRunner(api.asClient(), outbox, { reconcileBy: 'secondaryReferenceNo', setSecondaryReferenceNo: true, maxAttempts: 3 });
+    await new Dispatcher(outbox, runner, { ...BASE, reconcileDelay: 0 }, silentLogger(), async () => undefined).drain(untilIdle());
+    expect(api.calls.filter((c) => c.method === 'POST')).toHaveLength(1);
+    expect(await row(id)).toMatchObject({
+      state: 'done',
+      result_reference_number: 'L-7',
+      result_note: 'found by secondaryReferenceNo after an ambiguous create; deleted at the API since, not created again',
+    });
+  });
+});
+
 describe('Dispatcher.recover', () => {
   it('reconciles creates and uploads left in `sending`, and retries PUTs', async () => {
     const create = await enqueue(outbox, createCommand('A'));

@@ -34,7 +34,7 @@ describe('findCreatedLoad', () => {
     const api = pagesOf([[load('L-10', { secondaryReferenceNo: 'ERP-10' }), load('L-X', { containerNo: 'ERP-1' }), load('L-1', { secondaryReferenceNo: 'ERP-1' })]]);
     const found = await findCreatedLoad(api.asClient(), body, 'secondaryReferenceNo', SENT_AT, signal);
     expect(found).toEqual({ found: { referenceNumber: 'L-1', loadId: 'id-L-1' }, matches: 1 });
-    expect(api.calls[0]!.query).toEqual({ skip: 0, limit: 50, searchTerm: 'ERP-1' });
+    expect(api.calls[0]!.query).toEqual({ skip: 0, limit: 50, isIncludeDeleted: true, searchTerm: 'ERP-1' });
   });
 
   it('rejects a match of another caller, accepts the caller as id or embedded object', async () => {
@@ -80,7 +80,17 @@ describe('findCreatedLoad', () => {
     const api = pagesOf([[load('L-C', { containerNo: 'MSCU1', caller: 'C1' })]]);
     const found = await findCreatedLoad(api.asClient(), { containerNo: 'MSCU1', caller: 'C1' }, 'containerNo+caller', SENT_AT, signal);
     expect(found).toMatchObject({ found: { referenceNumber: 'L-C' } });
-    expect(api.calls[0]!.query).toEqual({ skip: 0, limit: 50, containerNo: 'MSCU1', caller: ['C1'] });
+    expect(api.calls[0]!.query).toEqual({ skip: 0, limit: 50, isIncludeDeleted: true, containerNo: 'MSCU1', caller: ['C1'] });
+  });
+
+  it('finds a load our create made that someone deleted since (the list hides deleted loads unless asked)', async () => {
+    // As the API does: deleted loads are listed only with isIncludeDeleted.
+    const created = load('L-1', { secondaryReferenceNo: 'ERP-1', isDeleted: true });
+    const api = new FakeApi('main').on('GET /loads', (call) => ({ data: call.query['isIncludeDeleted'] === true ? [created] : [] }));
+    expect(await findCreatedLoad(api.asClient(), body, 'secondaryReferenceNo', SENT_AT, signal)).toEqual({
+      found: { referenceNumber: 'L-1', loadId: 'id-L-1', deleted: true },
+      matches: 1,
+    });
   });
 
   it('refuses to search without the identifier', async () => {
