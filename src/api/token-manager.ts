@@ -50,11 +50,15 @@ export interface TokenManagerOptions {
   reauthCheckMs?: number;
   /** Local time for the mark's `since` (default: the server clock). */
   now?: () => Date;
+  /** A rotated pair stored later than this after the API answered is logged as a warning (default 250 ms). */
+  slowRotationStoreMs?: number;
 }
 
 const DEFAULT_LOCK_TTL_MS = 60_000;
 const DEFAULT_LOCK_POLL_MS = 250;
 const DEFAULT_REAUTH_CHECK_MS = 1_000;
+/** A rotated pair stored later than this after the answer is reported (see reportExposure). */
+const DEFAULT_SLOW_ROTATION_STORE_MS = 250;
 
 /**
  * The token lifecycle of spec §5. One refresh at a time (single-flight): concurrent callers share
@@ -365,12 +369,16 @@ export class TokenManager {
           const accessToken = pickAccessToken(record, 'GET /token');
           return await this.adopt({ accessToken, refreshToken: record.refresh_token ?? refreshToken });
         }
+        const sentAt = performance.now();
         const record = await endpoints.rotateTokens(refreshToken, signal);
+        const answeredAt = performance.now();
         const accessToken = pickAccessToken(record, 'GET /generate-new-token');
         if (!record.refresh_token) {
           logger.warn('GET /generate-new-token returned no refresh_token; keeping the previous one');
         }
-        return await this.adopt({ accessToken, refreshToken: record.refresh_token ?? refreshToken });
+        const token = await this.adopt({ accessToken, refreshToken: record.refresh_token ?? refreshToken });
+        this.reportExposure(answeredAt - sentAt, performance.now() - answeredAt);
+        return token;
       } catch (error) {
         const rejected = error instanceof ApiError && (error.status === 401 || error.status === 403);
         if (!rejected) throw error;
@@ -420,6 +428,21 @@ export class TokenManager {
       return this.adopt({ accessToken, refreshToken: record.refresh_token ?? null });
     }
     throw new ApiAuthError('no access token and no way to get one: configure api.auth (clientId/clientSecret or a token pair)');
+  }
+
+  /**
+   * From the moment the server rotated the refresh token until the new pair is stored, a crash of
+   * this process (SIGKILL, OOM, power) loses the account's only credential on a bare token pair:
+   * nothing else knows the new pair, and the old one is dead. Storing is slow when the state
+   * database is (a full pool, a slow WAL flush): say so, with the figures, so an operator sees the
+   * exposure before a crash turns it into `reauth_required`.
+   */
+  private reportExposure(callMs: number, storeMs: number): void {
+    if (storeMs < (this.options.slowRotationStoreMs ?? DEFAULT_SLOW_ROTATION_STORE_MS)) return;
+    this.options.logger.warn(
+      { account: this.options.account, callMs: Math.round(callMs), storeMs: Math.round(storeMs) },
+      `the rotated refresh token was stored ${Math.round(storeMs)} ms after the API answered (the call took ${Math.round(callMs)} ms): a crash in that time loses this account's only token pair; the state database is slow`,
+    );
   }
 
   /** Persists the new tokens — before anyone uses them — and makes them current. */
