@@ -14,18 +14,33 @@ function b64url(input: Buffer | string): string {
 
 export type TokenKind = 'access' | 'refresh';
 
+/** A retired refresh token presented again, and what the server knows about why. */
+export interface RetiredRefreshUse {
+  /**
+   * The pair that replaced it was never presented by anyone: the client that received the
+   * rotation's answer lost it (it died before storing it), so no client could have known better.
+   */
+  lostAnswer: boolean;
+  /** When the rotation that retired it was answered (local ms), when it was retired otherwise. */
+  retiredAtMs: number;
+}
+
 export class AuthService {
   private readonly key = randomBytes(32);
   private activeRefresh: string | null = null;
   /** Refresh tokens rotated away or revoked: presenting one again is counted (a client bug). */
   private readonly retiredRefresh = new Set<string>();
+  /** Per refresh token rotated away: the pair its rotation answered, and whether it was ever presented. */
+  private readonly successors = new Map<string, { rotatedAtMs: number; presented: boolean }>();
+  /** A rotation's new refresh and access token → the refresh token that rotation retired. */
+  private readonly retiredBy = new Map<string, string>();
 
   constructor(
     private readonly clock: ServerClock,
     private readonly credentials: { clientId: string; clientSecret: string },
     private readonly accessTtlMs: () => number,
     private readonly onIssue: () => void,
-    private readonly onRetiredRefreshUse: () => void = () => {},
+    private readonly onRetiredRefreshUse: (use: RetiredRefreshUse) => void = () => {},
   ) {}
 
   private sign(kind: TokenKind, ttlMs: number | null): string {
@@ -71,8 +86,21 @@ export class AuthService {
     return { access_token: this.sign('access', this.accessTtlMs()), refresh_token: this.activeRefresh, tokenType: 'public' };
   }
 
+  /** A token a rotation issued reached us from a client: that rotation's answer was not lost. */
+  private presented(bearer: string): void {
+    const retired = this.retiredBy.get(bearer);
+    if (retired === undefined) return;
+    this.retiredBy.delete(bearer);
+    const successor = this.successors.get(retired);
+    if (successor) successor.presented = true;
+  }
+
   private requireRefresh(bearer: string | undefined): void {
-    if (bearer && this.retiredRefresh.has(bearer)) this.onRetiredRefreshUse();
+    if (bearer) this.presented(bearer);
+    if (bearer && this.retiredRefresh.has(bearer)) {
+      const successor = this.successors.get(bearer);
+      this.onRetiredRefreshUse({ lostAnswer: successor !== undefined && !successor.presented, retiredAtMs: successor?.rotatedAtMs ?? Date.now() });
+    }
     if (!bearer || bearer !== this.activeRefresh || !this.verify(bearer, 'refresh')) {
       throw new HttpError(401, 'refresh token is invalid or has been replaced');
     }
@@ -89,11 +117,16 @@ export class AuthService {
     this.requireRefresh(bearer);
     this.retiredRefresh.add(bearer!);
     this.activeRefresh = this.sign('refresh', null);
-    return { token: this.sign('access', this.accessTtlMs()), refresh_token: this.activeRefresh, tokenType: 'public' };
+    const token = this.sign('access', this.accessTtlMs());
+    this.successors.set(bearer!, { rotatedAtMs: Date.now(), presented: false });
+    this.retiredBy.set(this.activeRefresh, bearer!);
+    this.retiredBy.set(token, bearer!);
+    return { token, refresh_token: this.activeRefresh, tokenType: 'public' };
   }
 
   requireAccess(bearer: string | undefined): void {
     if (!bearer) throw new HttpError(401, 'Authorization bearer access token is required');
+    this.presented(bearer);
     if (!this.verify(bearer, 'access')) throw new HttpError(401, 'access token is invalid or expired');
   }
 

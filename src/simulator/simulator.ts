@@ -34,8 +34,12 @@ export async function startSimulator(input: Partial<SimulatorOptions> = {}): Pro
   const changes = new Changes(store, () => options.webhooks?.url ?? null);
   const auth = new AuthService(clock, { clientId: options.clientId, clientSecret: options.clientSecret }, () => options.accessTokenTtlMs, () => {
     stats.current.tokensIssued++;
-  }, () => {
+  }, (use) => {
     stats.current.retiredRefreshTokenUses++;
+    if (use.lostAnswer) {
+      stats.current.retiredRefreshTokenUsesAfterLostAnswer++;
+      stats.current.lostRotationAnswersAtMs.push(use.retiredAtMs);
+    }
   });
   const limiter = new RateLimiter(options.rateLimit);
   const faults = new FaultInjector(options.seed, () => options.faults);

@@ -10,6 +10,13 @@ export interface SimulatorStats {
   tokensIssued: number;
   /** Requests that presented a refresh token already rotated away or revoked (spec §5.6). */
   retiredRefreshTokenUses: number;
+  /**
+   * Of those, the ones whose rotation's answer was lost: the pair that replaced the token was
+   * never presented by anyone (its receiver died before storing it), so nobody could know better.
+   */
+  retiredRefreshTokenUsesAfterLostAnswer: number;
+  /** When each of those lost answers was given (local ms, Date.now()): to match them with crashes. */
+  lostRotationAnswersAtMs: number[];
   webhooksSent: number;
   /** Failed delivery attempts (each non-200 answer or connection error). */
   webhooksFailed: number;
@@ -21,7 +28,7 @@ export interface SimulatorStats {
 }
 
 export function emptyStats(): SimulatorStats {
-  return { requests: 0, byRoute: {}, rateLimited: 0, faults: {}, ambiguousCreates: 0, invoicesCreated: 0, tokensIssued: 0, retiredRefreshTokenUses: 0, webhooksSent: 0, webhooksFailed: 0, webhooksGivenUp: 0, documentDownloads: 0, documentDownloadsWithAuthorization: 0 };
+  return { requests: 0, byRoute: {}, rateLimited: 0, faults: {}, ambiguousCreates: 0, invoicesCreated: 0, tokensIssued: 0, retiredRefreshTokenUses: 0, retiredRefreshTokenUsesAfterLostAnswer: 0, lostRotationAnswersAtMs: [], webhooksSent: 0, webhooksFailed: 0, webhooksGivenUp: 0, documentDownloads: 0, documentDownloadsWithAuthorization: 0 };
 }
 
 export function countRoute(stats: SimulatorStats, route: string, status: number | string): void {

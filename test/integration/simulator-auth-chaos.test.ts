@@ -34,6 +34,32 @@ describe('auth (§5)', () => {
     expect((await fetch(`${sim.baseUrl}/token`, { headers: bearer(rotated.data.refresh_token) })).status).toBe(404);
   });
 
+  it('a retired refresh token presented again is counted, and told apart when its rotation\'s answer was lost', async () => {
+    const sim = await start({ variant: 'brokerage', loads: 100 });
+    const rotate = async (refresh: string) => ((await (await fetch(`${sim.baseUrl}/generate-new-token`, { headers: bearer(refresh) })).json()) as any).data as { token: string; refresh_token: string };
+    const { refresh: r0 } = await retrieveToken(sim);
+    // Rotated, and the answer lost (nobody ever presents the new pair): the next use of r0 is
+    // what any client would do, since nobody could know the new pair.
+    const before = Date.now();
+    await rotate(r0);
+    expect((await fetch(`${sim.baseUrl}/generate-new-token`, { headers: bearer(r0) })).status).toBe(401);
+    expect(sim.stats()).toMatchObject({ retiredRefreshTokenUses: 1, retiredRefreshTokenUsesAfterLostAnswer: 1 });
+    expect(sim.stats().lostRotationAnswersAtMs).toHaveLength(1);
+    expect(sim.stats().lostRotationAnswersAtMs[0]).toBeGreaterThanOrEqual(before);
+
+    // Rotated and the answer used (its access token reached the server): r1 again is a client bug.
+    sim.revokeRefreshTokens();
+    const { refresh: r1 } = await retrieveToken(sim);
+    const next = await rotate(r1);
+    expect((await fetch(`${sim.baseUrl}/loads?limit=1`, { headers: bearer(next.token) })).status).toBe(200);
+    expect((await fetch(`${sim.baseUrl}/generate-new-token`, { headers: bearer(r1) })).status).toBe(401);
+    // Same when the new refresh token itself was presented (rotated again here).
+    const third = await rotate(next.refresh_token);
+    await rotate(third.refresh_token);
+    expect((await fetch(`${sim.baseUrl}/generate-new-token`, { headers: bearer(next.refresh_token) })).status).toBe(401);
+    expect(sim.stats()).toMatchObject({ retiredRefreshTokenUses: 3, retiredRefreshTokenUsesAfterLostAnswer: 1 });
+  });
+
   it('main /token keeps the refresh token valid; expiry and revocation give 401', async () => {
     const sim = await start({ variant: 'main', loads: 100, accessTokenTtlMs: 1000 });
     const { access, refresh } = await retrieveToken(sim);
