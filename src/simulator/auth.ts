@@ -21,6 +21,8 @@ export interface RetiredRefreshUse {
    * rotation's answer lost it (it died before storing it), so no client could have known better.
    */
   lostAnswer: boolean;
+  /** The server itself cut that answer short (an injected fault): the client never had the pair. */
+  answerCutByFault: boolean;
   /** When the rotation that retired it was answered (local ms), when it was retired otherwise. */
   retiredAtMs: number;
 }
@@ -31,7 +33,7 @@ export class AuthService {
   /** Refresh tokens rotated away or revoked: presenting one again is counted (a client bug). */
   private readonly retiredRefresh = new Set<string>();
   /** Per refresh token rotated away: the pair its rotation answered, and whether it was ever presented. */
-  private readonly successors = new Map<string, { rotatedAtMs: number; presented: boolean }>();
+  private readonly successors = new Map<string, { rotatedAtMs: number; presented: boolean; cutByFault: boolean }>();
   /** A rotation's new refresh and access token → the refresh token that rotation retired. */
   private readonly retiredBy = new Map<string, string>();
 
@@ -99,7 +101,11 @@ export class AuthService {
     if (bearer) this.presented(bearer);
     if (bearer && this.retiredRefresh.has(bearer)) {
       const successor = this.successors.get(bearer);
-      this.onRetiredRefreshUse({ lostAnswer: successor !== undefined && !successor.presented, retiredAtMs: successor?.rotatedAtMs ?? Date.now() });
+      this.onRetiredRefreshUse({
+        lostAnswer: successor !== undefined && !successor.presented,
+        answerCutByFault: successor?.cutByFault === true,
+        retiredAtMs: successor?.rotatedAtMs ?? Date.now(),
+      });
     }
     if (!bearer || bearer !== this.activeRefresh || !this.verify(bearer, 'refresh')) {
       throw new HttpError(401, 'refresh token is invalid or has been replaced');
@@ -118,10 +124,17 @@ export class AuthService {
     this.retiredRefresh.add(bearer!);
     this.activeRefresh = this.sign('refresh', null);
     const token = this.sign('access', this.accessTtlMs());
-    this.successors.set(bearer!, { rotatedAtMs: Date.now(), presented: false });
+    this.successors.set(bearer!, { rotatedAtMs: Date.now(), presented: false, cutByFault: false });
     this.retiredBy.set(this.activeRefresh, bearer!);
     this.retiredBy.set(token, bearer!);
     return { token, refresh_token: this.activeRefresh, tokenType: 'public' };
+  }
+
+  /** The answer that carried `refreshToken` (a rotation's) was cut short by an injected fault. */
+  answerCutByFault(refreshToken: string): void {
+    const retired = this.retiredBy.get(refreshToken);
+    const successor = retired === undefined ? undefined : this.successors.get(retired);
+    if (successor) successor.cutByFault = true;
   }
 
   requireAccess(bearer: string | undefined): void {

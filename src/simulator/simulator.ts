@@ -38,7 +38,8 @@ export async function startSimulator(input: Partial<SimulatorOptions> = {}): Pro
     stats.current.retiredRefreshTokenUses++;
     if (use.lostAnswer) {
       stats.current.retiredRefreshTokenUsesAfterLostAnswer++;
-      stats.current.lostRotationAnswersAtMs.push(use.retiredAtMs);
+      if (use.answerCutByFault) stats.current.retiredRefreshTokenUsesAfterCutAnswer++;
+      else stats.current.lostRotationAnswersAtMs.push(use.retiredAtMs);
     }
   });
   const limiter = new RateLimiter(options.rateLimit);

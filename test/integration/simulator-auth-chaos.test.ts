@@ -60,6 +60,17 @@ describe('auth (§5)', () => {
     expect(sim.stats()).toMatchObject({ retiredRefreshTokenUses: 3, retiredRefreshTokenUsesAfterLostAnswer: 1 });
   });
 
+  it('a rotation whose answer the simulator cut short is counted as such when its old token comes back', async () => {
+    const sim = await start({ variant: 'brokerage', loads: 100 });
+    const { refresh } = await retrieveToken(sim);
+    sim.configure({ faults: { rate: 1, kinds: ['truncated'], slowMs: 0 } });
+    const cut = await fetch(`${sim.baseUrl}/generate-new-token`, { headers: bearer(refresh) });
+    await cut.text().catch(() => '');
+    sim.configure({ faults: { rate: 0, kinds: ['truncated'], slowMs: 0 } });
+    expect((await fetch(`${sim.baseUrl}/generate-new-token`, { headers: bearer(refresh) })).status).toBe(401);
+    expect(sim.stats()).toMatchObject({ retiredRefreshTokenUses: 1, retiredRefreshTokenUsesAfterLostAnswer: 1, retiredRefreshTokenUsesAfterCutAnswer: 1, lostRotationAnswersAtMs: [] });
+  });
+
   it('main /token keeps the refresh token valid; expiry and revocation give 401', async () => {
     const sim = await start({ variant: 'main', loads: 100, accessTokenTtlMs: 1000 });
     const { access, refresh } = await retrieveToken(sim);
