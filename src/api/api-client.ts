@@ -65,6 +65,12 @@ export interface ApiCall<T> {
   bearer?: string;
   /** Default: true for GET/PUT/DELETE, false for POST. A non-idempotent call is never retried blindly. */
   idempotent?: boolean;
+  /**
+   * A 2xx whose body cannot be read is final, not retried: the call took effect, and asking again
+   * would spend what it replaced (a brokerage rotation: the old refresh token is dead, and a retry
+   * presents it — to a server that may take that for a stolen token).
+   */
+  unreadableSuccessIsFinal?: boolean;
   /** Endpoints that exist on one variant only. */
   variants?: readonly ApiVariant[];
   signal?: AbortSignal;
@@ -164,8 +170,11 @@ export class ApiClient {
             route: '/generate-new-token',
             schema: tokenRecordSchema,
             bearer: refreshToken,
-            // Retried on faults: if the server rotated and the answer was lost, the retry gets a
-            // 401 and the manager falls back to client credentials (or fails loudly without them).
+            // Retried on faults that may have come before the rotation (a 5xx, a lost connection):
+            // if the server had rotated, the retry gets a 401 and the manager falls back to client
+            // credentials (or fails loudly without them). A 2xx it cannot read did rotate: that is
+            // final (TokenManager treats the pair as lost without presenting the dead token again).
+            unreadableSuccessIsFinal: true,
             signal,
           }).then((result) => result.data as TokenRecord),
       },
@@ -216,6 +225,7 @@ export class ApiClient {
         } else {
           countedAttempts += 1;
         }
+        if (spec.unreadableSuccessIsFinal && error instanceof ApiResponseError && error.status >= 200 && error.status < 300) throw error;
         const decision = decideRetry(error, Math.max(1, countedAttempts), idempotent, this.retry);
         if (!decision.retry) throw error;
         const elapsed = Date.now() - startedAt;

@@ -3,7 +3,7 @@ import os from 'node:os';
 import { isAbortError, sleep } from '../util/abort.js';
 import type { Logger } from '../util/logger.js';
 import { registerSecret } from '../util/secrets.js';
-import { ApiAuthError, ApiEncodingError, ApiError, ReauthRequiredError } from './errors.js';
+import { ApiAuthError, ApiEncodingError, ApiError, ApiResponseError, ReauthRequiredError } from './errors.js';
 import { readJwtTimes } from './jwt.js';
 import type { TokenRecord } from './schemas/resources.js';
 import type { ServerClock } from './server-clock.js';
@@ -380,30 +380,8 @@ export class TokenManager {
         this.reportExposure(answeredAt - sentAt, performance.now() - answeredAt);
         return token;
       } catch (error) {
-        const rejected = error instanceof ApiError && (error.status === 401 || error.status === 403);
-        if (!rejected) throw error;
-        // Someone outside the lock (an older version, a lock that expired) may have rotated the
-        // token: the store holds the live one then.
-        if (!storeRereadDone) {
-          const adopted = await this.adoptNewerStored(rejectedToken);
-          if (adopted !== undefined) return adopted;
-          if (this.current?.refreshToken && this.current.refreshToken !== refreshToken) {
-            logger.warn('the refresh token was rejected but the store holds a newer one; refreshing with it');
-            return this.doRefresh(signal, rejectedToken, true);
-          }
-        }
-        if (!hasClientCredentials) {
-          // A refresher whose lock expired while it was paused or starved (its deadline passed,
-          // so this one took over) may still be about to store the pair its rotation received:
-          // give it the lock's life before giving the account up for lost.
-          const late = await this.awaitLateRotation(refreshToken, rejectedToken, signal);
-          if (late !== undefined) return late;
-          return this.markLost(
-            `the refresh token was rejected (HTTP ${error.status}) by ${variant === 'main' ? 'GET /token' : 'GET /generate-new-token'}, also after re-reading the state store, and no clientId/clientSecret is configured`,
-            error,
-          );
-        }
-        logger.warn({ status: error.status }, 'refresh token rejected; retrieving new tokens with client credentials');
+        const recovered = await this.afterFailedRefresh(error, refreshToken, rejectedToken, signal, storeRereadDone);
+        if (recovered !== undefined) return recovered;
       }
     }
 
@@ -443,6 +421,50 @@ export class TokenManager {
       { account: this.options.account, callMs: Math.round(callMs), storeMs: Math.round(storeMs) },
       `the rotated refresh token was stored ${Math.round(storeMs)} ms after the API answered (the call took ${Math.round(callMs)} ms): a crash in that time loses this account's only token pair; the state database is slow`,
     );
+  }
+
+  /**
+   * A refresh with `refreshToken` failed: returns an access token found another way, throws what
+   * cannot be recovered (marking the account lost when the tokens are), or returns undefined for
+   * the caller to retrieve new tokens with client credentials (configured then).
+   */
+  private async afterFailedRefresh(error: unknown, refreshToken: string, rejectedToken: string | undefined, signal: AbortSignal, storeRereadDone: boolean): Promise<string | undefined> {
+    const { variant, credentials, logger } = this.options;
+    const hasClientCredentials = 'clientId' in credentials;
+    if (variant === 'brokerage' && error instanceof ApiResponseError && error.status >= 200 && error.status < 300) {
+      // The server rotated (it answered 2xx) but the answer could not be read: the new pair is lost
+      // and the old refresh token dead. Presenting it again would only spend it (a server may take
+      // a rotated-away token for a stolen one and revoke the whole family).
+      const lost = `GET /generate-new-token answered HTTP ${error.status} with a body that could not be read: the server rotated the refresh token and the new pair is lost`;
+      if (!hasClientCredentials) return this.markLost(`${lost}, and no clientId/clientSecret is configured`, error);
+      logger.warn({ status: error.status }, `${lost}; retrieving new tokens with client credentials`);
+      return undefined;
+    }
+    const rejected = error instanceof ApiError && (error.status === 401 || error.status === 403);
+    if (!rejected) throw error;
+    // Someone outside the lock (an older version, a lock that expired) may have rotated the
+    // token: the store holds the live one then.
+    if (!storeRereadDone) {
+      const adopted = await this.adoptNewerStored(rejectedToken);
+      if (adopted !== undefined) return adopted;
+      if (this.current?.refreshToken && this.current.refreshToken !== refreshToken) {
+        logger.warn('the refresh token was rejected but the store holds a newer one; refreshing with it');
+        return this.doRefresh(signal, rejectedToken, true);
+      }
+    }
+    if (!hasClientCredentials) {
+      // A refresher whose lock expired while it was paused or starved (its deadline passed, so
+      // this one took over) may still be about to store the pair its rotation received: give it
+      // the lock's life before giving the account up for lost.
+      const late = await this.awaitLateRotation(refreshToken, rejectedToken, signal);
+      if (late !== undefined) return late;
+      return this.markLost(
+        `the refresh token was rejected (HTTP ${error.status}) by ${variant === 'main' ? 'GET /token' : 'GET /generate-new-token'}, also after re-reading the state store, and no clientId/clientSecret is configured`,
+        error,
+      );
+    }
+    logger.warn({ status: error.status }, 'refresh token rejected; retrieving new tokens with client credentials');
+    return undefined;
   }
 
   /** Persists the new tokens — before anyone uses them — and makes them current. */

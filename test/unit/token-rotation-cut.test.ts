@@ -1,0 +1,76 @@
+import nock from 'nock';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ApiClient } from '../../src/api/api-client.js';
+import { ReauthRequiredError } from '../../src/api/errors.js';
+import { getLoad } from '../../src/api/endpoints/loads.js';
+import { InMemoryTokenStore } from '../../src/api/token-store.js';
+import { capturingLogger } from '../helpers/log-capture.js';
+
+/**
+ * Brokerage `GET /generate-new-token` answered 2xx with a body that cannot be read: the server
+ * rotated, the new pair is lost, the old refresh token is dead. It is not presented again (a
+ * retry would only spend it, and a server may take a rotated-away token for a stolen one).
+ */
+const BASE = 'http://rotation-cut.test.local/v1';
+const envelope = (data: unknown) => ({ _object: '/api/response', self: '/x', version: '1.0.0', data, error: null });
+function jwt(expSecondsFromNow: number): string {
+  const now = Math.floor(Date.now() / 1000);
+  const b64 = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  return `${b64({ alg: 'none' })}.${b64({ exp: now + expSecondsFromNow, iat: now, n: Math.random() })}.sig`;
+}
+function client(credentials: ConstructorParameters<typeof ApiClient>[0]['credentials']): ApiClient {
+  return new ApiClient({
+    baseUrl: BASE,
+    variant: 'brokerage',
+    credentials,
+    tokenStore: new InMemoryTokenStore(),
+    logger: capturingLogger().logger,
+    rateLimit: { requestsPerSecond: 1000, maxInFlight: 4, adaptive: false },
+    retry: { maxAttempts: 4, baseDelayMs: 1, maxDelayMs: 5, maxElapsedMs: 5_000 },
+  });
+}
+const CUT = '{"_object":"/api/response","self":"/generate-new-token","version":"1.0.0","data":{"token":"eyJ';
+
+beforeAll(() => nock.disableNetConnect());
+afterEach(() => nock.cleanAll());
+
+describe('a rotation answered 2xx but unreadable', () => {
+  it('bare pair: the account is marked reauth_required at once, the dead refresh token is not presented again', async () => {
+    let rotations = 0;
+    nock(BASE)
+      .get('/generate-new-token')
+      .times(4)
+      .reply(() => {
+        rotations += 1;
+        return [200, CUT, { 'content-type': 'application/json' }];
+      });
+    const api = client({ accessToken: jwt(-60), refreshToken: 'refresh-0' });
+    const error = await getLoad(api, 'B1').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ReauthRequiredError);
+    expect(String((error as Error).message)).toContain('GET /generate-new-token answered HTTP 200 with a body that could not be read: the server rotated the refresh token and the new pair is lost');
+    expect(rotations).toBe(1);
+  });
+
+  it('with client credentials: new tokens are retrieved without presenting the dead refresh token', async () => {
+    let rotations = 0;
+    const access = jwt(3600);
+    const scope = nock(BASE)
+      .post('/retrieve-token')
+      .reply(200, envelope({ access_token: jwt(-60), refresh_token: 'refresh-0' }))
+      .get('/generate-new-token')
+      .times(4)
+      .reply(() => {
+        rotations += 1;
+        return [200, CUT, { 'content-type': 'application/json' }];
+      })
+      .post('/retrieve-token')
+      .reply(200, envelope({ access_token: access, refresh_token: 'refresh-1' }))
+      .get('/loads/B1')
+      .matchHeader('authorization', `Bearer ${access}`)
+      .reply(200, envelope({ _id: 'b1', reference_number: 'B1' }));
+    const api = client({ clientId: 'client-1', clientSecret: 'secret-value-123456' });
+    expect((await getLoad(api, 'B1')).reference_number).toBe('B1');
+    expect(rotations).toBe(1);
+    expect(scope.pendingMocks().filter((m) => !m.includes('generate-new-token'))).toEqual([]);
+  });
+});
