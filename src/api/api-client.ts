@@ -170,10 +170,12 @@ export class ApiClient {
             route: '/generate-new-token',
             schema: tokenRecordSchema,
             bearer: refreshToken,
-            // Retried on faults that may have come before the rotation (a 5xx, a lost connection):
-            // if the server had rotated, the retry gets a 401 and the manager falls back to client
-            // credentials (or fails loudly without them). A 2xx it cannot read did rotate: that is
-            // final (TokenManager treats the pair as lost without presenting the dead token again).
+            // With client credentials a failure that may have come after the rotation (a 5xx, a
+            // lost connection, an unreadable answer) is not retried: TokenManager gets new tokens
+            // with them instead of presenting a refresh token that may be dead. On a bare pair a
+            // retry is the only way to learn whether the server rotated (a 401 if it did), except
+            // after a 2xx it cannot read: that did rotate, and is final (the pair is lost).
+            idempotent: !('clientId' in credentials),
             unreadableSuccessIsFinal: true,
             signal,
           }).then((result) => result.data as TokenRecord),

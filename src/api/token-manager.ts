@@ -3,7 +3,7 @@ import os from 'node:os';
 import { isAbortError, sleep } from '../util/abort.js';
 import type { Logger } from '../util/logger.js';
 import { registerSecret } from '../util/secrets.js';
-import { ApiAuthError, ApiEncodingError, ApiError, ApiResponseError, ReauthRequiredError } from './errors.js';
+import { ApiAuthError, ApiEncodingError, ApiError, ApiNetworkError, ApiResponseError, ReauthRequiredError } from './errors.js';
 import { readJwtTimes } from './jwt.js';
 import type { TokenRecord } from './schemas/resources.js';
 import type { ServerClock } from './server-clock.js';
@@ -440,6 +440,12 @@ export class TokenManager {
       logger.warn({ status: error.status }, `${lost}; retrieving new tokens with client credentials`);
       return undefined;
     }
+    if (variant === 'brokerage' && hasClientCredentials && mayHaveRotated(error)) {
+      // Not retried (ApiClient): whether the server rotated is unknown, and the refresh token held
+      // may be dead. Client credentials get a valid pair either way.
+      logger.warn({ err: error }, 'GET /generate-new-token failed after it may have rotated the refresh token; retrieving new tokens with client credentials');
+      return undefined;
+    }
     const rejected = error instanceof ApiError && (error.status === 401 || error.status === 403);
     if (!rejected) throw error;
     // Someone outside the lock (an older version, a lock that expired) may have rotated the
@@ -494,6 +500,13 @@ export class TokenManager {
     this.options.logger.debug({ expiresAt: next.accessExpiresAt }, 'access token refreshed');
     return tokens.accessToken;
   }
+}
+
+/** A failed call the server may have carried out before it failed (5xx, a connection lost after sending). */
+function mayHaveRotated(error: unknown): boolean {
+  if (error instanceof ApiNetworkError) return error.mayHaveBeenProcessed;
+  if (error instanceof ApiError) return error.status >= 500;
+  return error instanceof ApiResponseError;
 }
 
 /** How long a refresh's API call may take under a lock of `ttlMs`: always less than the lock lives. */
