@@ -94,6 +94,30 @@ export class ReplicaSet {
     return this.replicas.filter((r) => !alive(r) && !r.killed);
   }
 
+  /**
+   * A rolling restart, as an operator deploys a config change: each live replica in turn gets
+   * SIGTERM (drains, releases its leases), and once it exited it starts again with the current env.
+   */
+  async rollingRestart(timeoutMs: number): Promise<string[]> {
+    const problems: string[] = [];
+    for (const r of this.replicas.filter(alive)) {
+      if (r.stopped) r.run.child.kill('SIGCONT');
+      r.killed = true;
+      r.run.child.kill('SIGTERM');
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
+      const first = await Promise.race([r.run.exited, timeout]);
+      clearTimeout(timer);
+      if (first === 'timeout') {
+        problems.push(`rolling restart: ${r.appName} did not stop within ${timeoutMs} ms of SIGTERM`);
+        r.run.child.kill('SIGKILL');
+        await r.run.exited;
+      } else if (first.code !== 0) problems.push(`rolling restart: ${r.appName} exited with ${first.code ?? first.signal} on SIGTERM`);
+      this.restart(r);
+    }
+    return problems;
+  }
+
   /** SIGTERM to every live replica; returns the exit of each. */
   async terminateAll(timeoutMs: number): Promise<Array<{ replica: string; code: number | null; signal: string | null; timedOut: boolean }>> {
     const live = this.replicas.filter(alive);

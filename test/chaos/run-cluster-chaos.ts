@@ -81,6 +81,8 @@ export interface ClusterChaosReport extends Omit<ChaosReport, 'table' | 'options
   accounts: AccountResult[];
   /** SIGSTOPped replicas whose log shows the lease lost after SIGCONT (of `stops`). */
   stopsLost: number;
+  /** Operator re-authentications of bare pairs lost where no client can save them. */
+  reauths: string[];
   table: string;
 }
 
@@ -106,7 +108,9 @@ interface Tenant {
   readonly clientSecret: string;
   readonly webhookSecret: string;
   /** A bare token pair from the simulator's /retrieve-token, for brokerage accounts that use one. */
-  readonly pair?: { accessToken: string; refreshToken: string };
+  pair?: { accessToken: string; refreshToken: string };
+  /** Pairs replaced by an operator re-authentication (their tokens are secrets too). */
+  readonly pastPairs: Array<{ accessToken: string; refreshToken: string }>;
   readonly schema: string;
   readonly client: Awaited<ReturnType<typeof stateClient>>;
   readonly ref?: LeaseRef;
@@ -158,6 +162,7 @@ async function openTenant(options: ClusterChaosOptions, i: number, dir: string, 
     clientSecret,
     webhookSecret,
     ...(pair ? { pair } : {}),
+    pastPairs: [],
     schema,
     client,
     ...(shape.name ? { ref: { schema: sharedSchema, account: shape.name } } : {}),
@@ -221,6 +226,8 @@ export async function runClusterChaos(options: ClusterChaosOptions, print: (line
   const sharedClient = await stateClient(pgUrl, location.schema);
   const tenants: Tenant[] = [];
   const problems: string[] = [];
+  /** Operator re-authentications done for pairs lost where no client can save them. */
+  const reauths: string[] = [];
   const actions: ActionRecord[] = [];
   let replicas: ReplicaSet | undefined;
   let forwarder: Awaited<ReturnType<typeof startWebhookForwarder>> | undefined;
@@ -379,6 +386,10 @@ export async function runClusterChaos(options: ClusterChaosOptions, print: (line
 
     // Final phase: no more changes on the servers; everything left is sent; the cluster drains.
     for (const t of tenants) t.sim.configure({ mutator: { enabled: false, intervalMs: 250, perTick: 3 } });
+    // A bare pair lost where no client can save it (see reauthForLostPair): the operator's remedy,
+    // a new pair in the config and a rolling restart, before the cluster is asked to catch up.
+    const reauthed = await reauthForLostPairs(tenants, env, actions, reauths);
+    if (reauthed) problems.push(...(await set.rollingRestart(60_000)));
     feeds.forEach((f) => f.flushAll());
     const drained = await waitFor(() => {
       flushStaging();
@@ -404,7 +415,18 @@ export async function runClusterChaos(options: ClusterChaosOptions, print: (line
           logFile,
           cwd: dir,
         });
-        const syncExit = await exitWithin(sync, 240_000);
+        let syncExit = await exitWithin(sync, 240_000);
+        // The pair lost inside this very sync (a rotation answer cut short): remedy and run it again.
+        if (!syncExit.timedOut && syncExit.code !== 0 && (await reauthForLostPairs([t], env, actions, reauths))) {
+          const again = startCli(['sync', '-c', configFile, '--log-level', options.logLevel, ...(t.name ? ['--account', t.name] : [])], {
+            env: { ...env, PGAPPNAME: 'chaos-final-sync', FS_HTTP_LISTEN: `127.0.0.1:${ports[0]!.http}`, FS_WEBHOOK_LISTEN: `127.0.0.1:${ports[0]!.webhook}` },
+            logFile,
+            cwd: dir,
+          });
+          syncExit = await exitWithin(again, 240_000);
+          if (syncExit.timedOut || syncExit.code !== 0) problems.push(`final sync${t.name ? ` --account ${t.name}` : ''} after a new token pair: ${syncExit.timedOut ? 'timed out' : `exit ${syncExit.code}`}:\n${tail(again.output())}`);
+          return;
+        }
         if (syncExit.timedOut || syncExit.code !== 0) problems.push(`final sync${t.name ? ` --account ${t.name}` : ''}: ${syncExit.timedOut ? 'timed out' : `exit ${syncExit.code}`}:\n${tail(sync.output())}`);
       }),
     );
@@ -422,7 +444,7 @@ export async function runClusterChaos(options: ClusterChaosOptions, print: (line
       const webhooks = await checkWebhooks(t.sim, t.client, webhooksOnAt[i]!);
       const audit = await checkCommitAudit(t.client, set.pidByApp);
       for (const r of (await t.client.query<{ a: string | null; r: string | null }>('select access_token as a, refresh_token as r from tokens')).rows) for (const x of [r.a, r.r]) if (x) tokens.add(x);
-      if (t.pair) [t.pair.accessToken, t.pair.refreshToken].forEach((x) => tokens.add(x));
+      for (const p of [...t.pastPairs, ...(t.pair ? [t.pair] : [])]) [p.accessToken, p.refreshToken].forEach((x) => tokens.add(x));
       secretValues.set(prefix(t, 'api clientSecret'), t.clientSecret);
       secretValues.set(prefix(t, 'webhook secret'), t.webhookSecret);
       const simulator = t.sim.stats();
@@ -448,14 +470,14 @@ export async function runClusterChaos(options: ClusterChaosOptions, print: (line
     const webhooks = perAccount[0]!.webhooks;
     const audit = perAccount[0]!.audit;
     const monitor = perAccount[0]!.monitor;
-    const table = renderChaosReport(base) + renderClusterTable({ ...base, actions, webhooks, audit, monitor, accounts: perAccount, stopsLost }, forwarder.counts);
+    const table = renderChaosReport(base) + renderClusterTable({ ...base, actions, webhooks, audit, monitor, accounts: perAccount, stopsLost, reauths }, forwarder.counts);
     print(table);
     if (ok) fs.rmSync(dir, { recursive: true, force: true });
     else {
       keepSchema = true;
       print(`work dir kept for inspection: ${dir} (all replica output in ${logFile})`);
     }
-    return { ...base, actions, webhooks, audit, monitor, accounts: perAccount, stopsLost, table };
+    return { ...base, actions, webhooks, audit, monitor, accounts: perAccount, stopsLost, reauths, table };
   } finally {
     await replicas?.killAll();
     await forwarder?.close();
@@ -493,6 +515,33 @@ export interface AccountResult {
   webhooks: WebhookResult;
   audit: AuditResult;
   monitor: MonitorResult;
+}
+
+/**
+ * For each bare-pair tenant marked reauth_required whose pair was lost where no client can save
+ * it (a rotation answer the simulator cut short, or one that died in a SIGKILL of the holder), does
+ * what the docs tell an operator: a new pair from the developer settings (the simulator's
+ * /retrieve-token) into the config's env. A mark with any other cause is left alone: the check
+ * fails on it. Returns whether any pair was replaced (the replicas need a restart then).
+ */
+async function reauthForLostPairs(tenants: readonly Tenant[], env: Record<string, string>, actions: readonly ActionRecord[], reauths: string[]): Promise<boolean> {
+  let replaced = false;
+  for (const t of tenants) {
+    if (!t.pair) continue;
+    const { rows } = await t.client.query<{ since: string }>('select since from token_reauth');
+    if (rows.length === 0) continue;
+    const stats = t.sim.stats();
+    const explained = stats.retiredRefreshTokenUsesAfterCutAnswer + lostInKills(t.name ?? '', stats.lostRotationAnswersAtMs, actions);
+    if (explained === 0) continue;
+    const pair = await issuePair(t.sim);
+    t.pastPairs.push(t.pair);
+    t.pair = pair;
+    env[secretVar(t, 'ACCESS_TOKEN')] = pair.accessToken;
+    env[secretVar(t, 'REFRESH_TOKEN')] = pair.refreshToken;
+    reauths.push(`${t.name ?? 'the account'}: reauth_required since ${rows[0]!.since} after a lost rotation answer (${stats.retiredRefreshTokenUsesAfterCutAnswer} cut short by the simulator, ${explained - stats.retiredRefreshTokenUsesAfterCutAnswer} in a SIGKILL); given a new token pair`);
+    replaced = true;
+  }
+  return replaced;
 }
 
 /** How long after a rotation's answer a SIGKILL of the holder can have lost it (the store of a loaded replica). */
@@ -685,6 +734,7 @@ function renderClusterTable(r: Omit<ClusterChaosReport, 'table'>, counts: Map<nu
     if (!act.failovers || act.failovers.length < 2) continue;
     out += `  #${act.n} ${act.action} per account: ${act.failovers.map((f) => `${f.account} ${f.oldEpoch}→${f.newEpoch ?? '—'} claim ${ms(f.claimMs)} ms commit ${ms(f.commitMs)} ms`).join('; ')}\n`;
   }
+  for (const x of r.reauths) out += `  operator re-authentication: ${x}\n`;
   return out;
 }
 
