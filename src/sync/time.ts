@@ -25,3 +25,13 @@ export function addDays(day: string, n: number): string {
 export function dayStartMs(day: string): number {
   return Date.parse(`${day}T00:00:00.000Z`);
 }
+
+/**
+ * The later of a cursor's previous high-water mark and a new one. A pass re-reads the lookback
+ * behind the mark window by window; the mark it stores after each of those windows must not fall
+ * behind what earlier passes read (`status` and an operator would see the checkpoint go back).
+ */
+export function laterMark(previous: string | null, next: string): string {
+  const before = toMs(previous);
+  return before !== null && before > toMs(next)! ? previous! : next;
+}

@@ -193,6 +193,18 @@ describe('readClosedWindows', () => {
     expect(chunks.at(-1)!.cursor).toEqual({ mode: 'window', highWater: at(SERVER_NOW), spanMs: 4 * HOUR, window: null });
   });
 
+  it('the lookback re-read in short windows never stores a high-water mark behind the previous one', async () => {
+    const server = new WindowServer(rows('b', 6, T0 + 4 * HOUR, 2 * HOUR));
+    // Read up to T0+6h before; a 3h lookback in 1h windows re-reads T0+3h… first.
+    const cursor: WindowCursor = { mode: 'window', highWater: at(T0 + 6 * HOUR), spanMs: HOUR, window: null };
+    const chunks = await collect(read(server, 10, { maxWindowMs: HOUR, minWindowMs: HOUR, lookbackMs: 3 * HOUR }, cursor));
+    expect(server.windows()[0]).toEqual([at(T0 + 3 * HOUR), at(T0 + 4 * HOUR)]);
+    expect(unique(keysOf(chunks))).toEqual(unique(server.rows.map((r) => r.id)));
+    const marks = chunks.map((c) => Date.parse(c.cursor.highWater!));
+    for (const mark of marks) expect(mark).toBeGreaterThanOrEqual(T0 + 6 * HOUR);
+    expect(chunks.at(-1)!.cursor).toMatchObject({ highWater: at(SERVER_NOW), window: null });
+  });
+
   it('delivers a record stamped exactly at a window boundary (inclusive bounds, no 1 ms gap)', async () => {
     const server = new WindowServer([row('edge', T0 + HOUR)]);
     const cursor: WindowCursor = { mode: 'window', highWater: at(T0), spanMs: HOUR, window: null };

@@ -114,6 +114,16 @@ describe('readDayWindows', () => {
     expect(chunks[0]!.cursor).toMatchObject({ highWater: at(T0 + DAY), window: { from: '2024-06-02', to: '2024-06-03' } });
   });
 
+  it('a lookback re-read day by day never stores a high-water mark behind the previous one', async () => {
+    const server = new DayServer([0, 1, 2, 3].flatMap((d) => rows(`d${d}-`, 2, T0 + d * DAY)));
+    // Read up to day 3, 08:00 before; a two-day lookback re-reads days 1 and 2 first, one at a time.
+    const previous = T0 + 3 * DAY + 8 * HOUR;
+    const chunks = await collect(read(server, 10, { lookbackMs: 2 * DAY }, { mode: 'days', highWater: at(previous), spanDays: 1, window: null }));
+    expect(server.requests[0]).toMatchObject({ fromDay: '2024-06-02' });
+    for (const chunk of chunks) expect(Date.parse(chunk.cursor.highWater!)).toBeGreaterThanOrEqual(previous);
+    expect(chunks.at(-1)!.cursor).toMatchObject({ highWater: at(SERVER_NOW), window: null });
+  });
+
   it('a record leaving a past day (updated onto today) costs one request, and nothing is lost', async () => {
     const server = new DayServer([...rows('p', 12, T0), ...rows('q', 2, T0 + 3 * DAY)]);
     server.beforeRequest = (n, s) => {

@@ -3,7 +3,7 @@ import type { Page } from '../../api/paging.js';
 import { FreightSyncError } from '../../util/errors.js';
 import { contentHash } from '../content-hash.js';
 import type { Chunk, RawRecord, RunPlan, StreamEnv } from '../stream-definition.js';
-import { addDays, DAY_MS, dayStartMs, iso, toMs, utcDay } from '../time.js';
+import { addDays, DAY_MS, dayStartMs, iso, laterMark, toMs, utcDay } from '../time.js';
 import { ensureServerClock, runRange } from '../window-plan.js';
 import { lastItemPosition } from './keyset.js';
 
@@ -230,10 +230,10 @@ function afterWindow(state: DayCursor, window: NonNullable<DayCursor['window']>,
   const span = state.spanDays ?? 1;
   const factor = clamp((limit * TARGET_PAGES) / Math.max(records, 1), 0.5, 2);
   const spanDays = clamp(Math.round(span * factor), 1, maxDays);
-  if (window.to >= utcDay(toMs(window.rangeEnd)!)) return { mode: 'days', highWater: window.rangeEnd, spanDays, window: null };
+  if (window.to >= utcDay(toMs(window.rangeEnd)!)) return { mode: 'days', highWater: laterMark(state.highWater, window.rangeEnd), spanDays, window: null };
   const from = addDays(window.to, 1);
   // Every record last updated before `from` has been read (or moved on to a later day).
-  return { mode: 'days', highWater: iso(dayStartMs(from)), spanDays, window: firstWindow(from, spanDays, window.rangeEnd) };
+  return { mode: 'days', highWater: laterMark(state.highWater, iso(dayStartMs(from))), spanDays, window: firstWindow(from, spanDays, window.rangeEnd) };
 }
 
 function clamp(value: number, min: number, max: number): number {
