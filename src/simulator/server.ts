@@ -132,7 +132,10 @@ async function handleApi(sim: SimContext, router: Router, req: IncomingMessage, 
     // A rotation done and its answer cut: the new pair is lost to the client (spec §5.6), which
     // the stats tell apart from a client that forgot a pair it had.
     const rotated = (body['data'] as Record<string, unknown> | undefined)?.['refresh_token'];
-    if (match.def.pattern === '/generate-new-token' && typeof rotated === 'string') sim.auth.answerCutByFault(rotated);
+    if (match.def.pattern === '/generate-new-token' && typeof rotated === 'string') {
+      sim.auth.answerCutByFault(rotated);
+      sim.stats.rotationAnswersCut++;
+    }
     const text = JSON.stringify(body);
     const { cutAt, honestLength } = sim.faults.truncation(Buffer.byteLength(text));
     countRoute(sim.stats, routeKey, 'truncated');

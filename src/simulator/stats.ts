@@ -15,6 +15,8 @@ export interface SimulatorStats {
    * never presented by anyone (its receiver died before storing it), so nobody could know better.
    */
   retiredRefreshTokenUsesAfterLostAnswer: number;
+  /** Rotations done whose answer the simulator cut short (a `truncated` fault): their new pair never reached the client. */
+  rotationAnswersCut: number;
   /** Of those, the ones whose rotation answer the simulator itself cut short (a `truncated` fault). */
   retiredRefreshTokenUsesAfterCutAnswer: number;
   /** When each lost answer not cut by the simulator was given (local ms, Date.now()): to match them with crashes. */
@@ -30,7 +32,7 @@ export interface SimulatorStats {
 }
 
 export function emptyStats(): SimulatorStats {
-  return { requests: 0, byRoute: {}, rateLimited: 0, faults: {}, ambiguousCreates: 0, invoicesCreated: 0, tokensIssued: 0, retiredRefreshTokenUses: 0, retiredRefreshTokenUsesAfterLostAnswer: 0, retiredRefreshTokenUsesAfterCutAnswer: 0, lostRotationAnswersAtMs: [], webhooksSent: 0, webhooksFailed: 0, webhooksGivenUp: 0, documentDownloads: 0, documentDownloadsWithAuthorization: 0 };
+  return { requests: 0, byRoute: {}, rateLimited: 0, faults: {}, ambiguousCreates: 0, invoicesCreated: 0, tokensIssued: 0, retiredRefreshTokenUses: 0, retiredRefreshTokenUsesAfterLostAnswer: 0, retiredRefreshTokenUsesAfterCutAnswer: 0, rotationAnswersCut: 0, lostRotationAnswersAtMs: [], webhooksSent: 0, webhooksFailed: 0, webhooksGivenUp: 0, documentDownloads: 0, documentDownloadsWithAuthorization: 0 };
 }
 
 export function countRoute(stats: SimulatorStats, route: string, status: number | string): void {

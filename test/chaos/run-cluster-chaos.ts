@@ -441,7 +441,7 @@ export async function runClusterChaos(options: ClusterChaosOptions, print: (line
       sinks.push(...(await checkSinks(t.sim, t.sinkSet.sinks, t.streams, path.join(dir, 'differences.ndjson'))).map((r) => ({ ...r, sink: prefix(t, r.sink) })));
       const out = (await checkOutbound(t.sim, t.feed!.sent, t.inboxDir, t.sinkSet.sqliteFile)).map((r) => ({ ...r, via: prefix(t, r.via) as OutboundResult['via'] }));
       outbound.push(...out);
-      const webhooks = await checkWebhooks(t.sim, t.client, webhooksOnAt[i]!);
+      const webhooks = await checkWebhooks(t.sim, t.client, webhooksOnAt[i]!, loggedFailures(logFile, t.name));
       const audit = await checkCommitAudit(t.client, set.pidByApp);
       for (const r of (await t.client.query<{ a: string | null; r: string | null }>('select access_token as a, refresh_token as r from tokens')).rows) for (const x of [r.a, r.r]) if (x) tokens.add(x);
       for (const p of [...t.pastPairs, ...(t.pair ? [t.pair] : [])]) [p.accessToken, p.refreshToken].forEach((x) => tokens.add(x));
@@ -531,14 +531,15 @@ async function reauthForLostPairs(tenants: readonly Tenant[], env: Record<string
     const { rows } = await t.client.query<{ since: string }>('select since from token_reauth');
     if (rows.length === 0) continue;
     const stats = t.sim.stats();
-    const explained = stats.retiredRefreshTokenUsesAfterCutAnswer + lostInKills(t.name ?? '', stats.lostRotationAnswersAtMs, actions);
-    if (explained === 0) continue;
+    // A cut answer loses a bare pair whether or not the dead token was presented again after it.
+    const killed = lostInKills(t.name ?? '', stats.lostRotationAnswersAtMs, actions);
+    if (stats.rotationAnswersCut + killed === 0) continue;
     const pair = await issuePair(t.sim);
     t.pastPairs.push(t.pair);
     t.pair = pair;
     env[secretVar(t, 'ACCESS_TOKEN')] = pair.accessToken;
     env[secretVar(t, 'REFRESH_TOKEN')] = pair.refreshToken;
-    reauths.push(`${t.name ?? 'the account'}: reauth_required since ${rows[0]!.since} after a lost rotation answer (${stats.retiredRefreshTokenUsesAfterCutAnswer} cut short by the simulator, ${explained - stats.retiredRefreshTokenUsesAfterCutAnswer} in a SIGKILL); given a new token pair`);
+    reauths.push(`${t.name ?? 'the account'}: reauth_required since ${rows[0]!.since} after a lost rotation answer (${stats.rotationAnswersCut} rotation answer(s) cut short by the simulator, ${killed} died in a SIGKILL); given a new token pair`);
     replaced = true;
   }
   return replaced;
@@ -655,14 +656,40 @@ async function inboxSettled(client: Parameters<typeof readLease>[0]): Promise<bo
  * inbox keys a delivery by `body:<sha256 of the body>`, and the catch-up a logged event by the same
  * key (the body it was sent with): events with identical bodies are one inbox row by design.
  */
-async function checkWebhooks(sim: Awaited<ReturnType<typeof startSimulator>>, client: Parameters<typeof readLease>[0], since: string): Promise<WebhookResult> {
+/**
+ * Failed attempts the replicas logged ("webhook event will be retried"), per account, event type
+ * and reference: `attempts` counts them too, so a row failed once (its fetch cut by a terminated
+ * database connection, say) and then done is not a second settlement.
+ */
+function loggedFailures(logFile: string, account: string | undefined): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const line of fs.readFileSync(logFile, 'utf8').split('\n')) {
+    if (!line.includes('webhook event will be retried') && !line.includes('webhook event parked as failed')) continue;
+    let entry: Record<string, unknown>;
+    try {
+      entry = JSON.parse(line) as Record<string, unknown>;
+    } catch {
+      continue;
+    }
+    if (account !== undefined && entry['account'] !== account) continue;
+    const key = `${String(entry['event'])}|${String(entry['reference'])}`;
+    out.set(key, (out.get(key) ?? 0) + 1);
+  }
+  return out;
+}
+
+async function checkWebhooks(sim: Awaited<ReturnType<typeof startSimulator>>, client: Parameters<typeof readLease>[0], since: string, failures: Map<string, number>): Promise<WebhookResult> {
   const expected = new Set<string>();
   for await (const event of sim.truth('webhookEvents')) {
     if (String(event['createdAt']) < since) continue;
     const body = (event['response'] as { data?: string } | undefined)?.data;
     if (typeof body === 'string') expected.add(`body:${createHash('sha256').update(body).digest('hex')}`);
   }
-  const { rows } = await client.query<{ event_key: string; state: string; attempts: number }>('select event_key, state, attempts from webhook_inbox');
+  const { rows } = await client.query<{ event_key: string; state: string; attempts: number; event_type: string; reference_number: string | null }>(
+    'select event_key, state, attempts, event_type, reference_number from webhook_inbox',
+  );
+  // Settled as done more than once: attempts beyond the failures logged for its event and reference.
+  const settledTwice = (row: (typeof rows)[number]) => Number(row.attempts) - (failures.get(`${row.event_type}|${String(row.reference_number)}`) ?? 0) > 1;
   const byKey = new Map(rows.map((r) => [r.event_key, r]));
   const r: WebhookResult = { expected: expected.size, inInbox: 0, missing: 0, notDone: 0, processedTwice: 0, examples: [] };
   for (const key of expected) {
@@ -677,13 +704,13 @@ async function checkWebhooks(sim: Awaited<ReturnType<typeof startSimulator>>, cl
       r.notDone += 1;
       r.examples.push(`${row.state} ${key}`);
     }
-    if (Number(row.attempts) > 1) {
+    if (settledTwice(row)) {
       r.processedTwice += 1;
       r.examples.push(`settled ${row.attempts}× ${key}`);
     }
   }
   // Rows from before `since` (none expected: webhooks were off) still must not be settled twice.
-  for (const row of rows) if (!expected.has(row.event_key) && Number(row.attempts) > 1) r.processedTwice += 1;
+  for (const row of rows) if (!expected.has(row.event_key) && settledTwice(row)) r.processedTwice += 1;
   r.examples = r.examples.slice(0, 5);
   return r;
 }
@@ -707,7 +734,7 @@ function renderClusterTable(r: Omit<ClusterChaosReport, 'table'>, counts: Map<nu
     const who = acc.account ? `${acc.account} (${acc.variant}, ${acc.auth})` : `${acc.variant}, ${acc.auth}`;
     const yes = (good: boolean) => (good ? 'yes' : 'NO');
     rows.push(
-      ['webhook events (distinct bodies) since webhooks on', who, `${w.expected} expected, ${w.inInbox} in inbox, ${w.missing} missing, ${w.notDone} not done, ${w.processedTwice} settled twice`, yes(w.missing + w.notDone + w.processedTwice === 0)],
+      ['webhook events (distinct bodies) since webhooks on', who, `${w.expected} expected, ${w.inInbox} in inbox, ${w.missing} missing, ${w.notDone} not done, ${w.processedTwice} settled twice (failed attempts the replicas logged not counted)`, yes(w.missing + w.notDone + w.processedTwice === 0)],
       [
         'simulator retiredRefreshTokenUses',
         who,

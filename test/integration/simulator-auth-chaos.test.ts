@@ -68,7 +68,7 @@ describe('auth (§5)', () => {
     await cut.text().catch(() => '');
     sim.configure({ faults: { rate: 0, kinds: ['truncated'], slowMs: 0 } });
     expect((await fetch(`${sim.baseUrl}/generate-new-token`, { headers: bearer(refresh) })).status).toBe(401);
-    expect(sim.stats()).toMatchObject({ retiredRefreshTokenUses: 1, retiredRefreshTokenUsesAfterLostAnswer: 1, retiredRefreshTokenUsesAfterCutAnswer: 1, lostRotationAnswersAtMs: [] });
+    expect(sim.stats()).toMatchObject({ rotationAnswersCut: 1, retiredRefreshTokenUses: 1, retiredRefreshTokenUsesAfterLostAnswer: 1, retiredRefreshTokenUsesAfterCutAnswer: 1, lostRotationAnswersAtMs: [] });
   });
 
   it('main /token keeps the refresh token valid; expiry and revocation give 401', async () => {
