@@ -82,15 +82,19 @@ describe.each(['postgres', 'mariadb'] as TargetKind[])('sql sink round trips on 
   afterAll(async () => {
     await target?.drop();
   });
-
-  it.skipIf(!url)('a clean batch of 50 records with children costs at most 3 round trips; versions and children stay exact, also when part of a batch is older', async () => {
-    const instance = await sqlConnector.create(sqlOptionsSchema.parse({ ...target.options, tablePrefix: 'rt_' }), {
+  const openSink = async (tablePrefix: string) => {
+    const instance = await sqlConnector.create(sqlOptionsSchema.parse({ ...target.options, tablePrefix }), {
       instanceName: 'erp',
       logger: silentLogger(),
       baseDir: process.cwd(),
       mappings: mappersOf([['things', things]]),
     });
     await instance.init?.(never());
+    return instance;
+  };
+
+  it.skipIf(!url)('a clean batch of 50 records with children costs at most 3 round trips; versions and children stay exact, also when part of a batch is older', async () => {
+    const instance = await openSink('rt_');
     const write = async (batch: RecordBatch) => {
       sent.splice(0);
       const ack = await instance.sink!.write(batch, never());
@@ -132,13 +136,7 @@ describe.each(['postgres', 'mariadb'] as TargetKind[])('sql sink round trips on 
   });
 
   it.skipIf(!url || kind !== 'postgres')('a batch shape seen again runs as a named statement (PostgreSQL), still 3 round trips, values exact', async () => {
-    const instance = await sqlConnector.create(sqlOptionsSchema.parse({ ...target.options, tablePrefix: 'np_' }), {
-      instanceName: 'erp',
-      logger: silentLogger(),
-      baseDir: process.cwd(),
-      mappings: mappersOf([['things', things]]),
-    });
-    await instance.init?.(never());
+    const instance = await openSink('np_');
     const used: string[][] = [];
     for (let b = 0; b < 4; b++) {
       sent.splice(0);
