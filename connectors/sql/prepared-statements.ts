@@ -10,6 +10,8 @@ import type pg from 'pg';
  * values (pg sends Parse only the first time a name is used on a client). Same text, same
  * parameters, same result: only the protocol differs.
  *
+ * Each execution is still planned with the tables' current sizes (`forceCustomPlans`).
+ *
  * A prepared statement of that size holds ~1.7 MB of the server's memory for as long as its
  * connection lives, so each connection prepares at most `PER_CONNECTION` texts; later shapes go
  * unnamed, as before. Texts are named once they recur (`markPreparable`, on a template cache hit),
@@ -40,11 +42,33 @@ export function markPreparable(text: string): void {
 export function preparingClient(Base: typeof pg.Client): typeof pg.Client {
   return class PreparingClient extends Base {
     private readonly prepared = new Set<string>();
+    /** Set once the connection plans every execution afresh (see `forceCustomPlans`). */
+    private customPlans = false;
+
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- pg's constructor takes a config object or a connection string
+    constructor(...args: any[]) {
+      super(...(args as [pg.ClientConfig]));
+      this.once('connect', () => this.forceCustomPlans());
+    }
+
+    /**
+     * After five executions PostgreSQL may switch a prepared statement to a generic plan, chosen
+     * once and kept until the tables' statistics change; the batch statement's tables grow
+     * fast, so each execution is planned afresh with the current sizes, as an unnamed statement
+     * is: only parsing is saved. The setting affects this connection's prepared statements only
+     * (Kysely sends none). Where it is refused (PostgreSQL before 12), statements stay unnamed.
+     */
+    private forceCustomPlans(): void {
+      (super.query('SET plan_cache_mode = force_custom_plan') as Promise<unknown>).then(
+        () => (this.customPlans = true),
+        () => undefined,
+      );
+    }
 
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- pg's query has a dozen overloads; this only inspects (text, values)
     override query(...args: any[]): any {
       const [text, values] = args;
-      if (args.length === 2 && typeof text === 'string' && Array.isArray(values)) {
+      if (this.customPlans && args.length === 2 && typeof text === 'string' && Array.isArray(values)) {
         const name = names.get(text);
         if (name !== undefined && (this.prepared.has(name) || this.prepared.size < PER_CONNECTION)) {
           this.prepared.add(name);
