@@ -1,9 +1,10 @@
 import { CompiledQuery, sql, type RawBuilder } from 'kysely';
 import type { AnyDb } from './connect.js';
-import { encodeRow, type DbRow } from './encode-row.js';
+import { encodeRow, encodeValuesInto, type DbRow } from './encode-row.js';
 import type { RecordGroup } from './record-groups.js';
 import { chunk, deleteByRootKeysQuery, insertQuery, qualified, rowsPerStatement, upsertQuery, type StatementContext } from './statements.js';
 import type { StreamPlan, TablePlan } from './table-plan.js';
+import { markPreparable } from './prepared-statements.js';
 
 
 /**
@@ -70,16 +71,72 @@ export function compileBatchStatement(
 ): CompiledQuery {
   // Sorted by key so two writers touching the same rows lock them in the same order (no deadlock).
   const sorted = [...groups].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  const rootRows = sorted.map((g) => encodeRow(g.root, plan.root, ctx.dialect, g.op));
-  const keys = rootRows.map((row) => plan.root.key.map((k) => row[k]));
-  const upserts = sorted.filter((g) => g.op === 'upsert');
-  const children = plan.children.map((child) => ({
-    child,
-    rows: upserts.flatMap((g) => (g.children.get(child.name) ?? []).map((row) => encodeRow(row, child, ctx.dialect, 'upsert'))),
-  }));
-  const rows: BatchRows = { rootRows, keys, children, recordKeys: sorted.map((g) => g.record.key) };
   const build = ctx.dialect === 'postgres' ? postgresStatement : mysqlStatements;
-  return reuse ? fromTemplate(db, ctx, plan, rows, errors, build) : build(db, ctx, plan, rows, errors);
+  if (!reuse) return build(db, ctx, plan, encodedRows(ctx, plan, sorted), errors);
+  return fromTemplate(db, ctx, plan, flatValues(ctx, plan, sorted), errors, build);
+}
+
+/** The batch as rows for the statement builders, encoded row by row (the statement built afresh). */
+function encodedRows(ctx: StatementContext, plan: StreamPlan, sorted: readonly RecordGroup[]): BatchRows {
+  const rootRows = sorted.map((g) => encodeRow(g.root, plan.root, ctx.dialect, g.op));
+  const upserts = sorted.filter((g) => g.op === 'upsert');
+  return {
+    rootRows,
+    keys: rootRows.map((row) => plan.root.key.map((k) => row[k])),
+    children: plan.children.map((child) => ({
+      child,
+      rows: upserts.flatMap((g) => (g.children.get(child.name) ?? []).map((row) => encodeRow(row, child, ctx.dialect, 'upsert'))),
+    })),
+    recordKeys: sorted.map((g) => g.record.key),
+  };
+}
+
+/**
+ * The batch's values encoded for the dialect, one after another in a fixed order: each root row's
+ * columns (plan order), each child table's rows of the upserted records, then the record keys.
+ * Where a value sits depends only on the batch's shape (row counts per table).
+ */
+interface FlatValues {
+  readonly values: unknown[];
+  readonly rootRows: number;
+  readonly childRows: readonly number[];
+}
+
+function flatValues(ctx: StatementContext, plan: StreamPlan, sorted: readonly RecordGroup[]): FlatValues {
+  const values: unknown[] = [];
+  for (const g of sorted) encodeValuesInto(values, g.root, plan.root, ctx.dialect, g.op);
+  const childRows = plan.children.map((child) => {
+    let count = 0;
+    for (const g of sorted) {
+      if (g.op !== 'upsert') continue;
+      for (const row of g.children.get(child.name) ?? []) {
+        encodeValuesInto(values, row, child, ctx.dialect, 'upsert');
+        count += 1;
+      }
+    }
+    return count;
+  });
+  for (const g of sorted) values.push(g.record.key);
+  return { values, rootRows: sorted.length, childRows };
+}
+
+/** The batch's shape as rows for the statement builders, each value from its place in the flat array (`at`). */
+function batchRows(plan: StreamPlan, flat: FlatValues, at: (index: number) => unknown): BatchRows {
+  const rowAt = (table: TablePlan, offset: number): DbRow => {
+    const row: DbRow = {};
+    table.columns.forEach((column, j) => (row[column.name] = at(offset + j)));
+    return row;
+  };
+  const width = plan.root.columns.length;
+  const rootRows = Array.from({ length: flat.rootRows }, (_, i) => rowAt(plan.root, i * width));
+  let offset = flat.rootRows * width;
+  const children = plan.children.map((child, c) => {
+    const rows = Array.from({ length: flat.childRows[c]! }, (_, i) => rowAt(child, offset + i * child.columns.length));
+    offset += rows.length * child.columns.length;
+    return { child, rows };
+  });
+  const recordKeys = Array.from({ length: flat.rootRows }, (_, i) => at(offset + i) as string);
+  return { rootRows, keys: rootRows.map((row) => plan.root.key.map((k) => row[k])), children, recordKeys };
 }
 
 /**
@@ -91,13 +148,15 @@ export function compileBatchStatement(
  * exactly where the value would, in the same text.
  */
 class Slot {
-  constructor(readonly read: (rows: BatchRows) => unknown) {}
+  constructor(readonly index: number) {}
 }
 
 interface Template {
   readonly sql: string;
-  /** The compiled parameters: slots for the batch's values, anything else (the stream name) as it is. */
+  /** The compiled parameters: anything that is not a batch value (the stream name) as it is. */
   readonly parameters: readonly unknown[];
+  /** For each parameter, the place of its value in the batch's flat values; -1: a constant from `parameters`. */
+  readonly places: Int32Array;
 }
 
 /** Shapes kept per stream plan: batches of one size vary mostly in their child-row counts. */
@@ -108,48 +167,38 @@ function fromTemplate(
   db: AnyDb,
   ctx: StatementContext,
   plan: StreamPlan,
-  rows: BatchRows,
+  flat: FlatValues,
   errors: ErrorsMirror,
   build: (db: AnyDb, ctx: StatementContext, plan: StreamPlan, rows: BatchRows, errors: ErrorsMirror) => CompiledQuery,
 ): CompiledQuery {
-  const shape = [ctx.dialect, ctx.schema ?? '', errors.table, errors.stream, rows.rootRows.length, rows.keys.length, rows.recordKeys.length, ...rows.children.map((c) => c.rows.length)].join('\u0000');
+  const shape = [ctx.dialect, ctx.schema ?? '', errors.table, errors.stream, flat.rootRows, ...flat.childRows].join('\u0000');
   let cache = templates.get(plan);
   if (!cache) templates.set(plan, (cache = new Map()));
   let template = cache.get(shape);
   if (template) {
     // Most recently used last, so the oldest shape is the first to go.
     cache.delete(shape);
+    // A shape seen again is worth a server-side prepared statement (PostgreSQL).
+    if (ctx.dialect === 'postgres') markPreparable(template.sql);
   } else {
-    const slots = slotted(rows);
-    const compiled = build(db, ctx, plan, slots.rows, errors);
-    // Every value must arrive as a parameter (some more than once: keys); were one ever inlined or transformed, build per batch.
-    if (new Set(compiled.parameters.filter((p) => p instanceof Slot)).size !== slots.count) return build(db, ctx, plan, rows, errors);
-    template = { sql: compiled.sql, parameters: compiled.parameters };
+    const slots = flat.values.map((_, i) => new Slot(i));
+    const compiled = build(db, ctx, plan, batchRows(plan, flat, (i) => slots[i]), errors);
+    // Every value must arrive as a parameter (keys more than once); were one ever inlined or transformed, build per batch.
+    if (new Set(compiled.parameters.filter((p) => p instanceof Slot)).size !== slots.length) {
+      return build(db, ctx, plan, batchRows(plan, flat, (i) => flat.values[i]), errors);
+    }
+    const places = Int32Array.from(compiled.parameters, (p) => (p instanceof Slot ? p.index : -1));
+    template = { sql: compiled.sql, parameters: compiled.parameters.map((p) => (p instanceof Slot ? undefined : p)), places };
     if (cache.size >= TEMPLATES_PER_PLAN) cache.delete(cache.keys().next().value!);
   }
   cache.set(shape, template);
-  return CompiledQuery.raw(template.sql, template.parameters.map((p) => (p instanceof Slot ? p.read(rows) : p)));
-}
-
-/** The batch's shape with a slot in place of each value, naming where the value is in any batch of that shape. */
-function slotted(rows: BatchRows): { rows: BatchRows; count: number } {
-  let count = 0;
-  const slot = (read: (b: BatchRows) => unknown): Slot => {
-    count += 1;
-    return new Slot(read);
-  };
-  const row = (r: DbRow, read: (b: BatchRows) => DbRow): DbRow => {
-    const out: DbRow = {};
-    for (const column of Object.keys(r)) out[column] = slot((b) => read(b)[column]);
-    return out;
-  };
-  const shaped: BatchRows = {
-    rootRows: rows.rootRows.map((r, i) => row(r, (b) => b.rootRows[i]!)),
-    keys: rows.keys.map((key, i) => key.map((_, j) => slot((b) => b.keys[i]![j]))),
-    children: rows.children.map(({ child, rows: childRows }, c) => ({ child, rows: childRows.map((r, i) => row(r, (b) => b.children[c]!.rows[i]!)) })),
-    recordKeys: rows.recordKeys.map((_, i) => slot((b) => b.recordKeys[i]) as unknown as string),
-  };
-  return { rows: shaped, count };
+  const { places, parameters } = template;
+  const bound = new Array<unknown>(places.length);
+  for (let i = 0; i < places.length; i += 1) {
+    const place = places[i]!;
+    bound[i] = place >= 0 ? flat.values[place] : parameters[i];
+  }
+  return CompiledQuery.raw(template.sql, bound);
 }
 
 interface ChildRows {

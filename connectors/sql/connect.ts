@@ -4,6 +4,7 @@ import Database from 'better-sqlite3';
 import { CompiledQuery, Kysely, MssqlDialect, MysqlDialect, PostgresDialect, SqliteDialect, type Dialect } from 'kysely';
 import type { SqlOptions } from './options.js';
 import { MiniPool } from './mssql-pool.js';
+import { preparingClient } from './prepared-statements.js';
 import { loadDriver } from '../../src/util/optional-driver.js';
 import { withStatementCache } from '../../src/util/sqlite-statements.js';
 
@@ -58,6 +59,8 @@ async function postgresDialect(options: SqlOptions): Promise<Dialect> {
     max: options.pool.max,
     ssl: options.ssl ? { rejectUnauthorized: true } : undefined,
     connectionTimeoutMillis: 10_000,
+    // The batch statement, once its shape recurs, runs as a named statement (prepared-statements.ts).
+    Client: preparingClient(pg.Client),
   });
   // An idle client losing its connection emits on the pool; unhandled, it would crash the daemon.
   pool.on('error', () => undefined);

@@ -10,11 +10,21 @@ const META_TIMESTAMPS = new Set(['_updated_at', '_synced_at']);
 
 export function encodeRow(row: Row, plan: TablePlan, dialect: SqlDialectName, op: 'upsert' | 'delete'): DbRow {
   const out: DbRow = {};
-  for (const column of plan.columns) {
-    if (column.name === DELETED_COLUMN && plan.isRoot) out[column.name] = encodeCell(op === 'delete', column, dialect);
-    else out[column.name] = encodeCell(row[column.name] ?? null, column, dialect);
-  }
+  for (const column of plan.columns) out[column.name] = encodeColumn(row, column, plan, dialect, op);
   return out;
+}
+
+/**
+ * The values `encodeRow` would hold, appended to `out` in the plan's column order: a batch
+ * statement binds them straight from one array, without an object per row.
+ */
+export function encodeValuesInto(out: unknown[], row: Row, plan: TablePlan, dialect: SqlDialectName, op: 'upsert' | 'delete'): void {
+  for (const column of plan.columns) out.push(encodeColumn(row, column, plan, dialect, op));
+}
+
+function encodeColumn(row: Row, column: ColumnPlan, plan: TablePlan, dialect: SqlDialectName, op: 'upsert' | 'delete'): unknown {
+  if (column.name === DELETED_COLUMN && plan.isRoot) return encodeCell(op === 'delete', column, dialect);
+  return encodeCell(row[column.name] ?? null, column, dialect);
 }
 
 export function encodeCell(value: Cell, column: ColumnPlan, dialect: SqlDialectName): unknown {
