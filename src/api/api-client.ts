@@ -71,6 +71,12 @@ export interface ApiCall<T> {
    * presents it — to a server that may take that for a stolen token).
    */
   unreadableSuccessIsFinal?: boolean;
+  /**
+   * Checked before the request goes out and again right before its bytes are written to the
+   * socket, like the send guard of writes; throws to stop it unsent (the token refresh lock's
+   * deadline before a rotation).
+   */
+  beforeSend?: () => void;
   /** Endpoints that exist on one variant only. */
   variants?: readonly ApiVariant[];
   signal?: AbortSignal;
@@ -164,7 +170,7 @@ export class ApiClient {
           this.call({ method: 'GET', route: '/token', schema: tokenRecordSchema, bearer: refreshToken, variants: ['main'], signal }).then(
             (result) => result.data as TokenRecord,
           ),
-        rotateTokens: (refreshToken, signal) =>
+        rotateTokens: (refreshToken, signal, beforeSend) =>
           this.call({
             method: 'GET',
             route: '/generate-new-token',
@@ -177,6 +183,7 @@ export class ApiClient {
             // after a 2xx it cannot read: that did rotate, and is final (the pair is lost).
             idempotent: !('clientId' in credentials),
             unreadableSuccessIsFinal: true,
+            ...(beforeSend ? { beforeSend } : {}),
             signal,
           }).then((result) => result.data as TokenRecord),
       },
@@ -266,7 +273,9 @@ export class ApiClient {
       this.stats.rateWaitMs += this.budget.snapshot().waitedMs - waitedBefore;
       // A look before the request goes out (the wait for the budget may have been long), and the
       // last one right before its bytes are written to the socket (write-gate.ts).
-      const guard = this.sendGuard && spec.method !== 'GET' && !spec.anonymous && spec.bearer === undefined ? this.sendGuard : undefined;
+      const leaseGuard = this.sendGuard && spec.method !== 'GET' && !spec.anonymous && spec.bearer === undefined ? this.sendGuard : undefined;
+      const own = spec.beforeSend;
+      const guard = leaseGuard ?? (own ? () => own() : undefined);
       guard?.(endpoint);
       this.stats.requests += 1;
       const started = Date.now();

@@ -150,3 +150,14 @@ export class ApiEncodingError extends ApiError {
         : `${describeEndpoint(args.endpoint)}: the server refused the multipart/form-data body (${answer}); set api.requestEncoding: json`;
   }
 }
+
+/**
+ * A token rotation was not sent: the refresh lock had passed its deadline (this process was
+ * paused or starved), so another process may hold it and have rotated already. Not an auth
+ * failure: the next refresh adopts what the other stored.
+ */
+export class TokenLockExpiredError extends FreightSyncError {
+  constructor(account: string) {
+    super('API_TOKEN_LOCK_EXPIRED', `the token refresh lock of ${account} passed its deadline before the rotation was sent; not sent (another process may have refreshed meanwhile)`);
+  }
+}

@@ -3,7 +3,7 @@ import os from 'node:os';
 import { isAbortError, sleep } from '../util/abort.js';
 import type { Logger } from '../util/logger.js';
 import { registerSecret } from '../util/secrets.js';
-import { ApiAuthError, ApiEncodingError, ApiError, ApiNetworkError, ApiResponseError, ReauthRequiredError } from './errors.js';
+import { ApiAuthError, ApiEncodingError, ApiError, ApiNetworkError, ApiResponseError, ReauthRequiredError, TokenLockExpiredError } from './errors.js';
 import { readJwtTimes } from './jwt.js';
 import type { TokenRecord } from './schemas/resources.js';
 import type { ServerClock } from './server-clock.js';
@@ -20,8 +20,11 @@ export interface TokenEndpoints {
   retrieveToken(clientId: string, clientSecret: string, signal?: AbortSignal): Promise<TokenRecord>;
   /** Main: `GET /token` — new access token, refresh token stays valid. */
   refreshAccessToken(refreshToken: string, signal?: AbortSignal): Promise<TokenRecord>;
-  /** Brokerage: `GET /generate-new-token` — new access AND refresh token; the old refresh token dies. */
-  rotateTokens(refreshToken: string, signal?: AbortSignal): Promise<TokenRecord>;
+  /**
+   * Brokerage: `GET /generate-new-token` — new access AND refresh token; the old refresh token
+   * dies. `beforeSend` runs right before the request is written (it throws to stop it unsent).
+   */
+  rotateTokens(refreshToken: string, signal?: AbortSignal, beforeSend?: () => void): Promise<TokenRecord>;
 }
 
 export interface TokenManagerOptions {
@@ -52,6 +55,8 @@ export interface TokenManagerOptions {
   now?: () => Date;
   /** A rotated pair stored later than this after the API answered is logged as a warning (default 250 ms). */
   slowRotationStoreMs?: number;
+  /** Monotonic milliseconds for the refresh lock's deadline (default performance.now; tests move it). */
+  monotonicNow?: () => number;
 }
 
 const DEFAULT_LOCK_TTL_MS = 60_000;
@@ -83,6 +88,11 @@ export class TokenManager {
   /** `<pid>:<unique>:<host>`: a lock left by a process of this host that no longer runs is taken over at once. */
   /** The refresh lock held now was taken from a holder whose deadline passed unreleased (see awaitLateRotation). */
   private tookOverExpiredLock = false;
+  /**
+   * Until when (monotonic ms) the refresh lock held now is surely still ours: its deadline was set
+   * by the database after our acquire started. A rotation is not sent past it (assertLockHeld).
+   */
+  private lockValidUntil = Number.POSITIVE_INFINITY;
   private readonly holder = `${process.pid}:${randomUUID()}:${os.hostname()}`;
   refreshCount = 0;
   /** Refreshes avoided because another process had already stored newer tokens. */
@@ -265,6 +275,21 @@ export class TokenManager {
       if (adopted !== undefined) return adopted;
       // …or found the tokens lost while this one waited for the lock.
       await this.assertNotPaused(true);
+      const rotating = this.options.variant === 'brokerage' && Boolean(this.current?.refreshToken);
+      if (rotating && this.tookOverExpiredLock && this.current?.refreshToken) {
+        // Its holder is alive (paused, starved) or on another host: it may be inside a rotation
+        // whose answer it will still store. Spending the refresh token now would present a dead
+        // one (and lose the pair if the server rotated): wait for that first, then take the lock
+        // for a full life again.
+        const late = await this.awaitLateRotation(this.current.refreshToken, rejectedToken, signal, 'before refreshing');
+        if (late !== undefined) return late;
+        // Ours again for a full life (the wait may have used up most of it); someone else may
+        // have refreshed meanwhile.
+        const refreshedMeanwhile = await this.takeRefreshLock(ttlMs, signal, rejectedToken);
+        if (refreshedMeanwhile !== undefined) return refreshedMeanwhile;
+        // Still taken over: a holder paused even longer may store its pair after a rejection.
+        this.tookOverExpiredLock = true;
+      }
       // The API call must end before the lock can be taken over by someone else: a quarter of the
       // lock's life (at most 10 s) stays for writing the tokens and releasing it.
       const callMs = callDeadlineMs(ttlMs);
@@ -290,16 +315,40 @@ export class TokenManager {
   }
 
   /**
+   * A rotation is sent only while the refresh lock is surely ours: past its deadline another
+   * process may have taken it over and rotated, and this refresh token would be a dead one (a
+   * process paused between the lock and the call, say). Not sent, the refresh fails and the
+   * caller's next one finds the other's pair in the store.
+   */
+  private monotonicNow(): number {
+    return this.options.monotonicNow?.() ?? performance.now();
+  }
+
+  private assertLockHeld(): void {
+    if (this.monotonicNow() < this.lockValidUntil) return;
+    throw new TokenLockExpiredError(this.options.account);
+  }
+
+  /**
    * Polls the store, for at most the refresh lock's TTL, for a refresh token other than `spent`
    * (stored by a process whose rotation outlived its lock); adopts it and returns its access
    * token, or refreshes with it. Undefined when none came: the token is truly lost.
    */
-  private async awaitLateRotation(spent: string, rejectedToken: string | undefined, signal: AbortSignal | undefined): Promise<string | undefined> {
+  private async awaitLateRotation(
+    spent: string,
+    rejectedToken: string | undefined,
+    signal: AbortSignal | undefined,
+    when: 'before refreshing' | 'after a rejection' = 'after a rejection',
+  ): Promise<string | undefined> {
     // Only a holder whose lock expired unreleased can still be inside a rotation.
     if (!this.tookOverExpiredLock) return undefined;
     const { logger } = this.options;
     const until = performance.now() + (this.options.refreshLockTtlMs ?? DEFAULT_LOCK_TTL_MS);
-    logger.warn('the refresh token was rejected: waiting for another process that may have rotated it to store the new pair');
+    logger.warn(
+      when === 'before refreshing'
+        ? 'the token refresh lock was taken over from a holder that did not release it: waiting for the pair its rotation may still store before spending the refresh token'
+        : 'the refresh token was rejected: waiting for another process that may have rotated it to store the new pair',
+    );
     while (performance.now() < until) {
       await sleep(this.options.refreshLockPollMs ?? DEFAULT_LOCK_POLL_MS, signal);
       const adopted = await this.adoptNewerStored(rejectedToken);
@@ -321,9 +370,11 @@ export class TokenManager {
     if (!store.acquireRefreshLock) return undefined;
     let announced = false;
     for (;;) {
+      const startedAt = this.monotonicNow();
       const acquired = await store.acquireRefreshLock(account, this.holder, ttlMs);
       if (acquired) {
         this.tookOverExpiredLock = acquired === TOOK_OVER_EXPIRED_LOCK;
+        this.lockValidUntil = startedAt + ttlMs - Math.min(500, ttlMs / 10);
         return undefined;
       }
       if (!announced) logger.debug('another process is refreshing the tokens of this account; waiting for its result');
@@ -370,7 +421,7 @@ export class TokenManager {
           return await this.adopt({ accessToken, refreshToken: record.refresh_token ?? refreshToken });
         }
         const sentAt = performance.now();
-        const record = await endpoints.rotateTokens(refreshToken, signal);
+        const record = await endpoints.rotateTokens(refreshToken, signal, () => this.assertLockHeld());
         const answeredAt = performance.now();
         const accessToken = pickAccessToken(record, 'GET /generate-new-token');
         if (!record.refresh_token) {
