@@ -10,6 +10,8 @@ import { SqlTokenStore } from '../../src/state/stores/token-store.js';
 import { CheckpointStore } from '../../src/state/stores/checkpoint-store.js';
 import { RunHistoryStore } from '../../src/state/stores/run-history-store.js';
 import { SeenRecordStore } from '../../src/state/stores/seen-record-store.js';
+import { StatementTexts } from '../../src/state/stores/statement-texts.js';
+import { SyncSideStore } from '../../src/state/stores/sync-side-store.js';
 import type { StateTables } from '../../src/state/tables.js';
 import type { StateDialect } from '../../src/state/db-clock.js';
 import { freshStateDatabase, freshStateOn, stateDialects, type FreshState } from '../helpers/state-db.js';
@@ -209,11 +211,52 @@ describe.each(DIALECTS)('SeenRecordStore on %s', (dialect) => {
     expect(Number(count.n)).toBe(2501);
   });
 
+  it('runs page after page from kept statement texts, with the same answers (and leaves other streams alone)', async () => {
+    const { db } = await freshOn(dialect);
+    const texts = new StatementTexts();
+    const seen = new SeenRecordStore(db, undefined, texts);
+    const page = (n: number, hash: string) => Array.from({ length: 50 }, (_, i) => ({ key: `P${n}-${i}`, hash: `${hash}${i}` }));
+    for (let n = 0; n < 4; n++) {
+      expect(await seen.filterChanged('loads', page(n, 'a'))).toHaveLength(50);
+      await seen.remember('loads', page(n, 'a'));
+      // Again: nothing changed; then half of them changed.
+      expect(await seen.filterChanged('loads', page(n, 'a'))).toEqual([]);
+      const half = page(n, 'a').map((item, i) => (i % 2 ? { ...item, hash: 'b' } : item));
+      expect(await seen.filterChanged('loads', half)).toEqual(half.filter((_, i) => i % 2).map((item) => item.key));
+      await db.transaction().execute((trx) => seen.remember('loads', half, trx));
+      expect(await seen.filterChanged('loads', half)).toEqual([]);
+      expect(await seen.filterChanged('invoices', half)).toHaveLength(50);
+    }
+    const rows = await db.selectFrom('seen_records').select(['stream', 'key', 'content_hash']).where('key', 'like', 'P1-%').orderBy('key').execute();
+    expect(rows).toHaveLength(50);
+    expect(rows.filter((r) => r.content_hash === 'b')).toHaveLength(25);
+    expect(texts.kept().sort()).toEqual(['seen-select:50', 'seen-upsert:50']);
+  });
+
   it('uses the last hash when a batch carries a key twice', async () => {
     const { db } = await freshOn(dialect);
     const seen = new SeenRecordStore(db);
     await seen.remember('loads', [{ key: 'A', hash: '1' }, { key: 'A', hash: '2' }]);
     expect(await seen.filterChanged('loads', [{ key: 'A', hash: '2' }])).toEqual([]);
     expect(await seen.filterChanged('loads', [{ key: 'A', hash: '1' }, { key: 'A', hash: '2' }])).toEqual([]);
+  });
+});
+
+describe.each(DIALECTS)('SyncSideStore invoice candidates on %s', (dialect) => {
+  it('adds each load once, page after page, from kept statement texts', async () => {
+    const { db } = await freshOn(dialect);
+    const texts = new StatementTexts();
+    const side = new SyncSideStore(db, () => new Date('2025-01-01T00:00:00Z'), texts);
+    const refs = (n: number) => Array.from({ length: 50 }, (_, i) => `M${n}-${i}`);
+    for (let n = 0; n < 3; n++) {
+      expect(await side.addInvoiceCandidates(refs(n), 'load status')).toBe(50);
+      // Known already: none added, on the database or on a transaction.
+      expect(await side.addInvoiceCandidates(refs(n), 'load status')).toBe(0);
+      expect(await db.transaction().execute((trx) => side.on(trx).addInvoiceCandidates(refs(n), 'again'))).toBe(0);
+    }
+    const rows = await db.selectFrom('invoice_candidates').select(['load_reference_number', 'reason', 'last_error', 'created_at']).orderBy('load_reference_number').execute();
+    expect(rows).toHaveLength(150);
+    expect(new Set(rows.map((r) => `${r.reason}|${r.last_error}`))).toEqual(new Set(['load status|null']));
+    expect(texts.kept().sort()).toEqual(['invoice-candidates:50', 'invoice-links:50']);
   });
 });
