@@ -12,6 +12,8 @@ import { RunHistoryStore } from '../../src/state/stores/run-history-store.js';
 import { SeenRecordStore } from '../../src/state/stores/seen-record-store.js';
 import { StatementTexts } from '../../src/state/stores/statement-texts.js';
 import { SyncSideStore } from '../../src/state/stores/sync-side-store.js';
+import { QuarantineStore } from '../../src/state/stores/quarantine-store.js';
+import { OutboxStore } from '../../src/state/stores/outbox-store.js';
 import type { StateTables } from '../../src/state/tables.js';
 import type { StateDialect } from '../../src/state/db-clock.js';
 import { freshStateDatabase, freshStateOn, stateDialects, type FreshState } from '../helpers/state-db.js';
@@ -258,5 +260,34 @@ describe.each(DIALECTS)('SyncSideStore invoice candidates on %s', (dialect) => {
     expect(rows).toHaveLength(150);
     expect(new Set(rows.map((r) => `${r.reason}|${r.last_error}`))).toEqual(new Set(['load status|null']));
     expect(texts.kept().sort()).toEqual(['invoice-candidates:50', 'invoice-links:50']);
+  });
+});
+
+describe.each(DIALECTS)('per-page lookups of the quarantine and the outbox on %s', (dialect) => {
+  it('answer the same from kept statement texts, page after page', async () => {
+    const { db } = await freshOn(dialect);
+    const texts = new StatementTexts();
+    const quarantine = new QuarantineStore(db, () => new Date('2025-01-01T00:00:00Z'), texts);
+    const outbox = new OutboxStore(db, () => new Date('2025-01-01T00:00:00Z'), undefined, texts);
+    const keys = (n: number) => Array.from({ length: 50 }, (_, i) => `K${n}-${i}`);
+    const at = '2025-01-01T00:00:00.000Z';
+    for (let n = 0; n < 3; n++) {
+      await quarantine.recordSinkRefusals('loads', [{ key: `K${n}-7`, sink: 'erp', reason: 'no', raw: { n }, hash: `h${n}`, batchId: 'b' }]);
+      await db
+        .insertInto('outbox')
+        .values([3, 5].map((i) => ({
+          erp_key: `E${n}-${i}`, kind: 'create', revision: 1, load_group: `erp:E${n}-${i}`, payload: '{}', content_hash: 'c', state: 'done' as const, next_attempt_at: at,
+          last_error: null, sent_at: at, result_reference_number: `K${n}-${i}`, result_load_id: null, result_note: null, origin_source: 's', origin_unit: 'u', origin_ref: 'r',
+          created_at: at, updated_at: at, finished_at: at,
+        })))
+        .execute();
+      for (let again = 0; again < 2; again++) {
+        const held = await quarantine.entriesFor('loads', keys(n));
+        expect([...held]).toEqual([[`K${n}-7`, [{ kind: 'sink', sink: 'erp', hash: `h${n}` }]]]);
+        expect(await quarantine.entriesFor('invoices', keys(n))).toEqual(new Map());
+        expect((await outbox.doneByReferences(keys(n))).map((row) => row.result_reference_number)).toEqual([`K${n}-5`, `K${n}-3`]);
+      }
+    }
+    expect(texts.kept().sort()).toEqual(['outbox-done-refs:50', 'quarantine-held:50']);
   });
 });

@@ -78,11 +78,11 @@ export function createStores(db: Kysely<StateTables>, options: CreateStoresOptio
     runs: new RunHistoryStore(db),
     side: new SyncSideStore(db, undefined, texts),
     tokens: new SqlTokenStore(db),
-    outbox: new OutboxStore(db, undefined, fence),
+    outbox: new OutboxStore(db, undefined, fence, texts),
     units: new UnitStore(db),
     directory: new CustomerDirectoryStore(db),
     webhookInbox: new WebhookInboxStore(db, fence),
-    quarantine: new QuarantineStore(db),
+    quarantine: new QuarantineStore(db, undefined, texts),
     daemonOwner: new DaemonOwnerStore(db),
     notifications: new NotificationStore(db),
     // Fenced: the stores handed to `work` write plainly inside the transaction, and the one lease
