@@ -235,6 +235,18 @@ describe.each(DIALECTS)('SeenRecordStore on %s', (dialect) => {
     expect(texts.kept().sort()).toEqual(['seen-select:50', 'seen-upsert:50']);
   });
 
+  it('keeps a bounded number of statement texts, and answers right past the bound', async () => {
+    const { db } = await freshOn(dialect);
+    const texts = new StatementTexts();
+    const seen = new SeenRecordStore(db, undefined, texts);
+    await seen.remember('loads', [{ key: 'K3', hash: 'h' }]);
+    for (let n = 1; n <= 80; n++) {
+      const items = Array.from({ length: n }, (_, i) => ({ key: `K${i}`, hash: 'h' }));
+      expect(await seen.filterChanged('loads', items)).toEqual(items.map((item) => item.key).filter((key) => key !== 'K3'));
+    }
+    expect(texts.kept()).toHaveLength(64);
+  });
+
   it('uses the last hash when a batch carries a key twice', async () => {
     const { db } = await freshOn(dialect);
     const seen = new SeenRecordStore(db);

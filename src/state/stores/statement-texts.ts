@@ -6,13 +6,20 @@ import type { StateExecutor } from './checkpoint-store.js';
  * records upserted, 50 keys looked up): Kysely builds and compiles a statement of a given shape
  * (which statement, how many rows) once, and later ones of that shape run the same text with their
  * own parameters. Building a 50-row insert node by node and compiling it, page after page, was
- * most of the ~0.7 ms of CPU per page Kysely took. A shape's text is kept only when Kysely's own
+ * most of the 0.5–0.7 ms of CPU per page Kysely took. A shape's text is kept only when Kysely's own
  * parameters for it were exactly those given for it (row after row, in column order); otherwise
  * that shape is built by Kysely every time, as before.
  *
  * One instance per database (a text is in that database's SQL dialect), shared by the stores bound
  * to its transactions.
  */
+/**
+ * Shapes kept per database. Pages bring the same few row counts again and again; targeted
+ * deliveries (webhooks) bring others, whose texts (up to ~900 keys each) are not worth keeping
+ * without bound: past this many, a new shape is built by Kysely every time.
+ */
+const MAX_SHAPES = 64;
+
 export class StatementTexts {
   private readonly texts = new Map<string, string | null>();
 
@@ -20,7 +27,7 @@ export class StatementTexts {
     const text = this.texts.get(shape);
     if (text) return executor.executeQuery<R>(CompiledQuery.raw(text, [...parameters]));
     const compiled = build().compile();
-    if (text === undefined) this.texts.set(shape, sameValues(compiled.parameters, parameters) ? compiled.sql : null);
+    if (text === undefined && this.texts.size < MAX_SHAPES) this.texts.set(shape, sameValues(compiled.parameters, parameters) ? compiled.sql : null);
     return executor.executeQuery<R>(compiled);
   }
 
