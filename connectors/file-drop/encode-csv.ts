@@ -10,6 +10,9 @@ type Format = Pick<CsvFormat, 'delimiter' | 'bom' | 'lineEnding' | 'quote' | 'qu
  * `=`, `+`, `-`, `@`, tab, CR, and the fullwidth `＝＋－＠` some spreadsheets normalise to them.
  */
 const FORMULA_START = /^[=+\-@\t\r\uFF1D\uFF0B\uFF0D\uFF20]/u;
+/** The first code units FORMULA_START accepts (NaN, an empty text's, is none). */
+const mayStartFormula = (code: number): boolean =>
+  code === 0x3d || code === 0x2b || code === 0x2d || code === 0x40 || code === 0x09 || code === 0x0d || code === 0xff1d || code === 0xff0b || code === 0xff0d || code === 0xff20;
 /** A plain decimal number (`-12.50`, `+3`, `1e-5`): a spreadsheet reads it as a number, never runs it. */
 const PLAIN_NUMBER = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
 /**
@@ -36,6 +39,8 @@ const hasPlainSyntax = (format: Format): boolean => format.delimiter.length === 
 /** The most bytes one UTF-16 code unit takes in each encoding: the room a text needs before it is written. */
 const MAX_BYTES_PER_UNIT: Record<CsvFormat['encoding'], number> = { utf8: 3, utf16le: 2, latin1: 1 };
 const QUOTE = 0x22;
+/** Longer cells go through the native `write` (and `_raw` JSON through the quoting path). */
+const ASCII_FAST_MAX = 64;
 /** Reused between calls (pages are encoded one after the other); a larger one is let go after its call. */
 const SCRATCH_KEEP = 4 << 20;
 let scratch = Buffer.allocUnsafeSlow(1 << 16);
@@ -97,12 +102,34 @@ function encodePlain(columns: readonly string[], rows: readonly Record<string, C
     }
     putBytes(quote);
   };
+  const delimiterCode = format.delimiter.charCodeAt(0);
+  const asciiAsIs = !all && encoding !== 'utf16le';
+  /**
+   * Writes a short field whose characters are all ASCII and none needs quoting, one byte per
+   * character (the same byte in UTF-8 and latin1); false, having written nothing, for any other.
+   * Most cells are like that, and a native `write` per ~10-byte cell cost more than the copy.
+   */
+  const putAsciiAsIs = (text: string): boolean => {
+    const length = text.length;
+    if (length > ASCII_FAST_MAX) return false;
+    room(length);
+    const to = buf;
+    const start = at;
+    for (let i = 0; i < length; i++) {
+      const code = text.charCodeAt(i);
+      if (code >= 0x80 || code === QUOTE || code === 0x0a || code === 0x0d || code === delimiterCode) return false;
+      to[start + i] = code;
+    }
+    at = start + length;
+    return true;
+  };
   const putField = (cell: Cell): void => {
     const text = cell === null ? '' : typeof cell === 'string' ? cell : typeof cell === 'boolean' ? (cell ? 'true' : 'false') : String(cell);
     // Empty text and null are written as nothing, or as `""` when everything is quoted (quoted_empty).
     if (text === '') {
       if (all) putBytes(emptyQuoted);
-    } else if (!all && !needsQuotes.test(text)) putText(text);
+    } else if (asciiAsIs && putAsciiAsIs(text)) return;
+    else if (!all && !needsQuotes.test(text)) putText(text);
     else putQuoted(text);
   };
 
@@ -156,7 +183,8 @@ function encodeWithCsvStringify(columns: readonly string[], rows: readonly Recor
 export function neutraliseFormula(cell: Cell, mode: CsvFormat['formulaEscape']): Cell {
   if (mode === 'off' || cell === null || typeof cell === 'boolean') return cell;
   if (typeof cell === 'number') return mode === 'all' && cell < 0 ? `'${String(cell)}` : cell;
-  if (!FORMULA_START.test(cell)) return cell;
+  // The first character decides; most cells start with none of these, so the expression is not run for them.
+  if (!mayStartFormula(cell.charCodeAt(0)) || !FORMULA_START.test(cell)) return cell;
   if (mode === 'text' && PLAIN_NUMBER.test(cell)) return cell;
   return `'${cell}`;
 }

@@ -3,7 +3,7 @@ import { access, link, mkdir, open, readdir, readFile, rename, stat, unlink, typ
 import path from 'node:path';
 import { throwIfAborted } from '../../src/util/abort.js';
 import { asStorageError } from '../../src/util/storage-errors.js';
-import { hashedChunks, isBufferList, type FileEntry, type StageContent, type StageDigest, type FileTarget, type StagedFile } from './file-target.js';
+import { hashedChunks, isBufferList, stagedFromMemory, type FileEntry, type StageContent, type StageDigest, type FileTarget, type StagedFile } from './file-target.js';
 import { tempFileName } from './file-names.js';
 
 const WHAT = 'file drop';
@@ -62,15 +62,12 @@ export class LocalTarget implements FileTarget {
     const tempPath = path.join(dir, tempFileName(name));
     const handle = await guarded(tempPath, () => open(tempPath, 'wx', 0o644));
     const digest: StageDigest = { hash: createHash('sha256'), bytes: 0 };
+    const inMemory = isBufferList(content) ? content : Buffer.isBuffer(content) ? [content] : undefined;
     try {
-      if (isBufferList(content)) {
+      if (inMemory) {
         // Parts in memory (a staged page: index, then each table's head and body) go down in one
         // call: every file operation is a round trip through the thread pool.
-        for (const part of content) {
-          digest.hash.update(part);
-          digest.bytes += part.length;
-        }
-        await writeAllParts(handle, content);
+        await writeAllParts(handle, inMemory);
       } else {
         for await (const chunk of hashedChunks(content, digest)) {
           throwIfAborted(signal);
@@ -84,7 +81,8 @@ export class LocalTarget implements FileTarget {
       throw error === digest.sourceError ? error : asStorageError(error, WHAT, tempPath);
     }
     await guarded(tempPath, () => handle.close());
-    return { tempPath, finalPath: path.join(dir, name), bytes: digest.bytes, sha256: digest.hash.digest('hex') };
+    const finalPath = path.join(dir, name);
+    return inMemory ? stagedFromMemory(tempPath, finalPath, inMemory) : { tempPath, finalPath, bytes: digest.bytes, sha256: digest.hash.digest('hex') };
   }
 
   async commit(staged: StagedFile): Promise<void> {

@@ -47,6 +47,26 @@ export function mapBatch(batch: RecordBatch, mapping: StreamMapping, options: Ma
   return { batch: { stream: batch.stream, batchId: batch.batchId, tables }, errors };
 }
 
+/**
+ * Each table's rows start as a copy of this: every output column, in output order, set to null.
+ * A row then only has its values stored, and keeps one fast object layout. Built column by
+ * column, a root row of the default loads mapping (58 columns) fell into V8's dictionary mode —
+ * a hash-table insert per cell, and a hash lookup per cell again when a sink reads it. The keys
+ * are exactly those mapRow sets, in the order it sets them (outputColumns), so rows are unchanged.
+ */
+const rowTemplates = new WeakMap<CompiledTable, Row | null>();
+
+function rowTemplate(table: CompiledTable): Row | null {
+  let template = rowTemplates.get(table);
+  if (template === undefined) {
+    // `__proto__` as a key would be an own property in the template but the prototype when set.
+    // JSON.parse builds an object with fast properties however many there are.
+    template = table.outputColumns.includes('__proto__') ? null : (JSON.parse(JSON.stringify(Object.fromEntries(table.outputColumns.map((c) => [c, null])))) as Row);
+    rowTemplates.set(table, template);
+  }
+  return template;
+}
+
 function mapRecord(
   record: SyncRecord,
   runId: string | null,
@@ -58,19 +78,18 @@ function mapRecord(
   const fail = (table: CompiledTable, column: string, element: string, reason: string) =>
     problems.push(new MappingError({ stream: record.stream || mapping.stream, key: record.key, table: table.table, column, element, reason }));
 
-  const meta = (op: SyncRecord['op']): Row => ({ _op: op, _updated_at: record.updatedAt, _synced_at: record.syncedAt, _run_id: runId });
-
   const mapRow = (table: CompiledTable, frame: Frame, parentRow: Row | undefined, op: SyncRecord['op']): Row => {
-    const row: Row = {};
+    const template = rowTemplate(table);
+    const row: Row = template ? { ...template } : {};
     const child = table as CompiledChild;
     for (const parentKey of child.parentTable ? child.parentKey : []) {
-      const value = parentKey.fromColumn !== undefined ? (parentRow?.[parentKey.fromColumn] ?? null) : cellOf(read(parentKey.path!, { ...frame, chain: frame.chain.slice(0, -1) }));
+      const value = parentKey.fromColumn !== undefined ? (parentRow?.[parentKey.fromColumn] ?? null) : cellOf(read(record, parentKey.path!, { ...frame, chain: frame.chain.slice(0, -1) }));
       row[parentKey.name] = value;
     }
     for (const column of table.columns) {
       try {
-        const raw = readColumn(column, frame);
-        let value = toCell(applyTransforms(raw, column.transforms));
+        const raw = readColumn(record, column, frame);
+        let value = column.transforms.length === 0 ? toCell(raw) : toCell(applyTransforms(raw, column.transforms));
         if (value === null && column.default !== undefined) value = column.default;
         if (typeof value === 'string' && options.checkText) {
           const reason = options.checkText(value);
@@ -88,45 +107,17 @@ function mapRecord(
       const value = row[keyColumn];
       if (value === null || value === undefined || value === '') fail(table, keyColumn, frame.element, 'key column is empty');
     }
-    return Object.assign(row, meta(op));
-
-    /** The column's path, else the first fallback that yields something, else what the path gave. */
-    function readColumn(column: CompiledColumn, at: Frame): unknown {
-      const first = column.path ? read(column.path, at) : undefined;
-      if (!column.fallback || !isBlank(first)) return first;
-      for (const alternative of column.fallback) {
-        const value = applyTransforms(read(alternative.path, at), alternative.transforms);
-        if (!isBlank(value)) return value;
-      }
-      return first;
-    }
-    function read(path: CompiledPath, at: Frame): unknown {
-      switch (path.scope) {
-        case 'key':
-          return record.key;
-        case 'index':
-          return at.index;
-        case 'root':
-          return getAtSegments(record.data, path.segments);
-        case 'parent':
-          return getAtSegments(at.chain[at.chain.length - 1 - path.depth], path.segments);
-        case 'element':
-          return getAtSegments(at.chain[at.chain.length - 1], path.segments);
-      }
-    }
-    function cellOf(value: unknown): Cell {
-      try {
-        return toCell(value);
-      } catch {
-        return null;
-      }
-    }
+    row._op = op;
+    row._updated_at = record.updatedAt;
+    row._synced_at = record.syncedAt;
+    row._run_id = runId;
+    return row;
   };
 
   const emit = (table: CompiledTable, row: Row) => {
-    const list = out.get(table.table) ?? [];
-    list.push(row);
-    out.set(table.table, list);
+    const list = out.get(table.table);
+    if (list) list.push(row);
+    else out.set(table.table, [row]);
   };
 
   const mapChildren = (table: CompiledTable, frame: Frame, parentRow: Row) => {
@@ -137,13 +128,16 @@ function mapRecord(
         fail(child, '(path)', frame.element, `expected an array at "${child.path.text}", got ${describeValue(items)}`);
         continue;
       }
-      items.forEach((item, index) => {
+      for (let index = 0; index < items.length; index++) {
+        const item: unknown = items[index];
+        // A hole of a sparse array is skipped, as forEach did.
+        if (item === undefined && !(index in items)) continue;
         const element = `${frame.element}${frame.element ? '.' : ''}${child.path.text}[${index}]`;
         const childFrame: Frame = { chain: [...frame.chain, item], index, element };
         const row = mapRow(child, childFrame, parentRow, 'upsert');
         emit(child, row);
         mapChildren(child, childFrame, row);
-      });
+      }
     }
   };
 
@@ -152,6 +146,40 @@ function mapRecord(
   emit(mapping.root, rootRow);
   // A tombstone carries only its parent row: sinks replace children per parent, so none are needed.
   if (record.op !== 'delete') mapChildren(mapping.root, rootFrame, rootRow);
+}
+
+/** The column's path, else the first fallback that yields something, else what the path gave. */
+function readColumn(record: SyncRecord, column: CompiledColumn, at: Frame): unknown {
+  const first = column.path ? read(record, column.path, at) : undefined;
+  if (!column.fallback || !isBlank(first)) return first;
+  for (const alternative of column.fallback) {
+    const value = applyTransforms(read(record, alternative.path, at), alternative.transforms);
+    if (!isBlank(value)) return value;
+  }
+  return first;
+}
+
+function read(record: SyncRecord, path: CompiledPath, at: Frame): unknown {
+  switch (path.scope) {
+    case 'key':
+      return record.key;
+    case 'index':
+      return at.index;
+    case 'root':
+      return getAtSegments(record.data, path.segments);
+    case 'parent':
+      return getAtSegments(at.chain[at.chain.length - 1 - path.depth], path.segments);
+    case 'element':
+      return getAtSegments(at.chain[at.chain.length - 1], path.segments);
+  }
+}
+
+function cellOf(value: unknown): Cell {
+  try {
+    return toCell(value);
+  } catch {
+    return null;
+  }
 }
 
 function rawJson(value: unknown, table: CompiledTable, options: MapBatchOptions, fail: (reason: string) => void): string {

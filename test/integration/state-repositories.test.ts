@@ -10,6 +10,10 @@ import { SqlTokenStore } from '../../src/state/stores/token-store.js';
 import { CheckpointStore } from '../../src/state/stores/checkpoint-store.js';
 import { RunHistoryStore } from '../../src/state/stores/run-history-store.js';
 import { SeenRecordStore } from '../../src/state/stores/seen-record-store.js';
+import { StatementTexts } from '../../src/state/stores/statement-texts.js';
+import { SyncSideStore } from '../../src/state/stores/sync-side-store.js';
+import { QuarantineStore } from '../../src/state/stores/quarantine-store.js';
+import { OutboxStore } from '../../src/state/stores/outbox-store.js';
 import type { StateTables } from '../../src/state/tables.js';
 import type { StateDialect } from '../../src/state/db-clock.js';
 import { freshStateDatabase, freshStateOn, stateDialects, type FreshState } from '../helpers/state-db.js';
@@ -209,11 +213,93 @@ describe.each(DIALECTS)('SeenRecordStore on %s', (dialect) => {
     expect(Number(count.n)).toBe(2501);
   });
 
+  it('runs page after page from kept statement texts, with the same answers (and leaves other streams alone)', async () => {
+    const { db } = await freshOn(dialect);
+    const texts = new StatementTexts();
+    const seen = new SeenRecordStore(db, undefined, texts);
+    const page = (n: number, hash: string) => Array.from({ length: 50 }, (_, i) => ({ key: `P${n}-${i}`, hash: `${hash}${i}` }));
+    for (let n = 0; n < 4; n++) {
+      expect(await seen.filterChanged('loads', page(n, 'a'))).toHaveLength(50);
+      await seen.remember('loads', page(n, 'a'));
+      // Again: nothing changed; then half of them changed.
+      expect(await seen.filterChanged('loads', page(n, 'a'))).toEqual([]);
+      const half = page(n, 'a').map((item, i) => (i % 2 ? { ...item, hash: 'b' } : item));
+      expect(await seen.filterChanged('loads', half)).toEqual(half.filter((_, i) => i % 2).map((item) => item.key));
+      await db.transaction().execute((trx) => seen.remember('loads', half, trx));
+      expect(await seen.filterChanged('loads', half)).toEqual([]);
+      expect(await seen.filterChanged('invoices', half)).toHaveLength(50);
+    }
+    const rows = await db.selectFrom('seen_records').select(['stream', 'key', 'content_hash']).where('key', 'like', 'P1-%').orderBy('key').execute();
+    expect(rows).toHaveLength(50);
+    expect(rows.filter((r) => r.content_hash === 'b')).toHaveLength(25);
+    expect(texts.kept().sort()).toEqual(['seen-select:50', 'seen-upsert:50']);
+  });
+
+  it('keeps a bounded number of statement texts, and answers right past the bound', async () => {
+    const { db } = await freshOn(dialect);
+    const texts = new StatementTexts();
+    const seen = new SeenRecordStore(db, undefined, texts);
+    await seen.remember('loads', [{ key: 'K3', hash: 'h' }]);
+    for (let n = 1; n <= 80; n++) {
+      const items = Array.from({ length: n }, (_, i) => ({ key: `K${i}`, hash: 'h' }));
+      expect(await seen.filterChanged('loads', items)).toEqual(items.map((item) => item.key).filter((key) => key !== 'K3'));
+    }
+    expect(texts.kept()).toHaveLength(64);
+  });
+
   it('uses the last hash when a batch carries a key twice', async () => {
     const { db } = await freshOn(dialect);
     const seen = new SeenRecordStore(db);
     await seen.remember('loads', [{ key: 'A', hash: '1' }, { key: 'A', hash: '2' }]);
     expect(await seen.filterChanged('loads', [{ key: 'A', hash: '2' }])).toEqual([]);
     expect(await seen.filterChanged('loads', [{ key: 'A', hash: '1' }, { key: 'A', hash: '2' }])).toEqual([]);
+  });
+});
+
+describe.each(DIALECTS)('SyncSideStore invoice candidates on %s', (dialect) => {
+  it('adds each load once, page after page, from kept statement texts', async () => {
+    const { db } = await freshOn(dialect);
+    const texts = new StatementTexts();
+    const side = new SyncSideStore(db, () => new Date('2025-01-01T00:00:00Z'), texts);
+    const refs = (n: number) => Array.from({ length: 50 }, (_, i) => `M${n}-${i}`);
+    for (let n = 0; n < 3; n++) {
+      expect(await side.addInvoiceCandidates(refs(n), 'load status')).toBe(50);
+      // Known already: none added, on the database or on a transaction.
+      expect(await side.addInvoiceCandidates(refs(n), 'load status')).toBe(0);
+      expect(await db.transaction().execute((trx) => side.on(trx).addInvoiceCandidates(refs(n), 'again'))).toBe(0);
+    }
+    const rows = await db.selectFrom('invoice_candidates').select(['load_reference_number', 'reason', 'last_error', 'created_at']).orderBy('load_reference_number').execute();
+    expect(rows).toHaveLength(150);
+    expect(new Set(rows.map((r) => `${r.reason}|${r.last_error}`))).toEqual(new Set(['load status|null']));
+    expect(texts.kept().sort()).toEqual(['invoice-candidates:50', 'invoice-links:50']);
+  });
+});
+
+describe.each(DIALECTS)('per-page lookups of the quarantine and the outbox on %s', (dialect) => {
+  it('answer the same from kept statement texts, page after page', async () => {
+    const { db } = await freshOn(dialect);
+    const texts = new StatementTexts();
+    const quarantine = new QuarantineStore(db, () => new Date('2025-01-01T00:00:00Z'), texts);
+    const outbox = new OutboxStore(db, () => new Date('2025-01-01T00:00:00Z'), undefined, texts);
+    const keys = (n: number) => Array.from({ length: 50 }, (_, i) => `K${n}-${i}`);
+    const at = '2025-01-01T00:00:00.000Z';
+    for (let n = 0; n < 3; n++) {
+      await quarantine.recordSinkRefusals('loads', [{ key: `K${n}-7`, sink: 'erp', reason: 'no', raw: { n }, hash: `h${n}`, batchId: 'b' }]);
+      await db
+        .insertInto('outbox')
+        .values([3, 5].map((i) => ({
+          erp_key: `E${n}-${i}`, kind: 'create', revision: 1, load_group: `erp:E${n}-${i}`, payload: '{}', content_hash: 'c', state: 'done' as const, next_attempt_at: at,
+          last_error: null, sent_at: at, result_reference_number: `K${n}-${i}`, result_load_id: null, result_note: null, origin_source: 's', origin_unit: 'u', origin_ref: 'r',
+          created_at: at, updated_at: at, finished_at: at,
+        })))
+        .execute();
+      for (let again = 0; again < 2; again++) {
+        const held = await quarantine.entriesFor('loads', keys(n));
+        expect([...held]).toEqual([[`K${n}-7`, [{ kind: 'sink', sink: 'erp', hash: `h${n}` }]]]);
+        expect(await quarantine.entriesFor('invoices', keys(n))).toEqual(new Map());
+        expect((await outbox.doneByReferences(keys(n))).map((row) => row.result_reference_number)).toEqual([`K${n}-5`, `K${n}-3`]);
+      }
+    }
+    expect(texts.kept().sort()).toEqual(['outbox-done-refs:50', 'quarantine-held:50']);
   });
 });

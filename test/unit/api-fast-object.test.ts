@@ -60,6 +60,35 @@ describe('fast parse of list elements', () => {
     expect(used).toContain('loadSchema');
   });
 
+  it('gives zod\'s output for elements sharing a key order too (after the first, outputs are copies of one shape)', () => {
+    const prng = new Prng(15);
+    const bases = [fixture('load-main'), fixture('load-brokerage'), { ...fixture('load-main'), _id: 42 }] as Record<string, unknown>[];
+    const schema = resources.loadSchema as z.ZodType;
+    const fast = fastObjectParser(schema)!;
+    let compared = 0;
+    for (let round = 0; round < 300; round++) {
+      const first = randomRecord(prng, prng.pick(bases));
+      if (first === null || typeof first !== 'object' || Array.isArray(first)) continue;
+      // Same keys in the same order (an own `__proto__` too), other values.
+      const entries = Object.entries(first);
+      const sameKeys = () => JSON.parse(JSON.stringify(Object.fromEntries(entries.map(([k, v]) => [k, prng.chance(0.3) ? (prng.pick(VALUES) ?? null) : v])))) as unknown;
+      for (const input of [first, sameKeys(), sameKeys(), first]) {
+        const quick = fast(input);
+        const parsed = schema.safeParse(input);
+        if (quick === undefined) continue;
+        compared += 1;
+        expect(parsed.success).toBe(true);
+        expect(Object.keys(quick)).toEqual(Object.keys(parsed.data as object));
+        expect(JSON.stringify(quick)).toBe(JSON.stringify(parsed.data));
+        expect(quick).toEqual(parsed.data);
+        expect(Object.getPrototypeOf(quick)).toBe(Object.getPrototypeOf(parsed.data));
+        // Outputs are separate objects.
+        expect(quick).not.toBe(fast(input));
+      }
+    }
+    expect(compared).toBeGreaterThan(300);
+  });
+
   it('leaves what zod rejects to zod: the same rejections and problems', () => {
     const prng = new Prng(7);
     const items = Array.from({ length: 2000 }, () => randomRecord(prng, fixture('load-main') as Record<string, unknown>));

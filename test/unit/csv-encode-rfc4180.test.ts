@@ -64,6 +64,16 @@ describe('formula neutralisation', () => {
     expect(neutraliseFormula(-12.5, 'text')).toBe(-12.5);
   });
 
+  it('neutralises every start the OWASP expression names, whatever the first character (the check by character code agrees with it)', () => {
+    const formulaStart = /^[=+\-@\t\r\uFF1D\uFF0B\uFF0D\uFF20]/u;
+    const differing: string[] = [];
+    for (let code = 0; code <= 0xffff; code++) {
+      const cell = `${String.fromCharCode(code)}x`;
+      if ((neutraliseFormula(cell, 'all') !== cell) !== formulaStart.test(cell)) differing.push(code.toString(16));
+    }
+    expect(differing).toEqual([]);
+  });
+
   it('all: every cell with a trigger, numbers too; off: none', () => {
     expect(neutraliseFormula('-12.50', 'all')).toBe("'-12.50");
     expect(neutraliseFormula(-12.5, 'all')).toBe("'-12.5");

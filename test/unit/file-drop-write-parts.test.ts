@@ -19,6 +19,11 @@ describe('staging a file from parts in memory (one writev)', () => {
     expect(readFileSync(path.join(dir, 'page.1'))).toEqual(whole);
     expect(staged.bytes).toBe(whole.length);
     expect(staged.sha256).toBe(createHash('sha256').update(whole).digest('hex'));
+    // One buffer (markers, lock files) goes the same way; its digest too is computed when read.
+    const one = await target.stage(dir, 'marker', whole, new AbortController().signal);
+    await target.commit(one);
+    expect(readFileSync(path.join(dir, 'marker'))).toEqual(whole);
+    expect({ bytes: one.bytes, sha256: one.sha256 }).toEqual({ bytes: whole.length, sha256: createHash('sha256').update(whole).digest('hex') });
   });
 
   it('goes on after partial writes, and fails on a write of nothing', async () => {

@@ -72,6 +72,22 @@ describe('mapBatch', () => {
     expect(lines?.columns).toEqual(['record_key', 'entry_no', 'entry_ref', 'line_no', 'amount', 'entry_status', 'invoice_id', '_op', '_updated_at', '_synced_at', '_run_id']);
   });
 
+  it('gives every row exactly its table\'s columns, in column order, however many rows and whichever values (rows start from one shape)', () => {
+    const records = [record('invoices', 'K1', invoice('I1')), record('invoices', 'K2', { _id: 'x' }), record('invoices', 'K3', invoice('I3', 'bad'))];
+    const { batch } = mapBatch(batchOf('invoices', 'b1', records), mapping);
+    for (const table of batch.tables) {
+      expect(table.rows.length).toBeGreaterThan(0);
+      for (const row of table.rows) {
+        expect(Object.keys(row), table.table).toEqual(table.columns);
+        expect(Object.getPrototypeOf(row)).toBe(Object.prototype);
+      }
+    }
+    // Rows are separate objects: a sink changing one changes no other.
+    const [first, second] = batch.tables[0]!.rows;
+    first!.status = 'CHANGED';
+    expect(second!.status).toBe('UNKNOWN');
+  });
+
   it('adds the raw JSON, without omitted paths', () => {
     const { batch } = mapBatch(batchOf('invoices', 'b1', [record('invoices', 'K1', invoice('I1'))]), mapping);
     const raw = JSON.parse(batch.tables[0]!.rows[0]!._raw as string) as Record<string, unknown>;

@@ -57,10 +57,10 @@ function compile(schema: z.ZodType): FastParse | undefined {
     fields.push(field);
   }
   const declared = new Set(keys);
-  return (input) => {
-    if (input === null || typeof input !== 'object' || Array.isArray(input)) return undefined;
-    const record = input as Record<string, unknown>;
-    for (let i = 0; i < keys.length; i++) if (!fields[i]!.accepts(record[keys[i]!])) return undefined;
+  const outputOf = new Map(keys.map((key, i) => [key, fields[i]!.output]));
+  const shapes: Shape[] = [];
+  /** zod's output built key by key (an object of many keys ends in V8's dictionary mode). */
+  const build = (record: Record<string, unknown>): Record<string, unknown> => {
     const out: Record<string, unknown> = {};
     for (let i = 0; i < keys.length; i++) {
       const key = keys[i]!;
@@ -75,4 +75,78 @@ function compile(schema: z.ZodType): FastParse | undefined {
     }
     return out;
   };
+  return (input) => {
+    if (input === null || typeof input !== 'object' || Array.isArray(input)) return undefined;
+    const record = input as Record<string, unknown>;
+    for (let i = 0; i < keys.length; i++) if (!fields[i]!.accepts(record[keys[i]!])) return undefined;
+    // Which keys are present, and in which order, depends on the keys `for…in` lists — and, for
+    // declared keys, on the prototype (`in`), which is Object.prototype for everything JSON.parse made.
+    if (Object.getPrototypeOf(record) !== Object.prototype) return build(record);
+    const inputKeys: string[] = [];
+    for (const key in record) inputKeys.push(key);
+    const shape = shapeOf(shapes, inputKeys, () => outputShape(keys, declared, outputOf, record, inputKeys));
+    if (!shape.template) return build(record);
+    const out: Record<string, unknown> = { ...shape.template };
+    const { outputKeys, outputs } = shape;
+    for (let i = 0; i < outputKeys.length; i++) {
+      const key = outputKeys[i]!;
+      const output = outputs[i];
+      out[key] = output ? output(record[key]) : record[key];
+    }
+    return out;
+  };
+}
+
+/**
+ * The output keys for one order of input keys, and once that order was seen twice, an object with
+ * exactly those keys (all null) that outputs start as a copy of. Built key by key, an output of
+ * ~100 keys (a load) ended in V8's dictionary mode, which every later reader paid for: its JSON
+ * (content hash, `_raw`) and the mapping's reads were slower. A page's elements mostly share a
+ * few key orders. The keys, their order and the values are those `build` gives.
+ */
+interface Shape {
+  readonly inputKeys: readonly string[];
+  readonly outputKeys: readonly string[];
+  readonly outputs: readonly (((value: unknown) => unknown) | undefined)[];
+  template?: Record<string, unknown>;
+}
+
+/** Shapes kept per schema, most recently used first: a source with more key orders is served by `build`. */
+const SHAPES_KEPT = 16;
+
+function shapeOf(shapes: Shape[], inputKeys: readonly string[], make: () => Shape): Shape {
+  for (let s = 0; s < shapes.length; s++) {
+    const shape = shapes[s]!;
+    if (!sameKeys(shape.inputKeys, inputKeys)) continue;
+    if (s > 0) {
+      shapes.splice(s, 1);
+      shapes.unshift(shape);
+    }
+    // Seen before: from now on outputs of this shape are copies of its template.
+    // JSON.parse makes an object with fast properties however many keys it has.
+    shape.template ??= JSON.parse(JSON.stringify(Object.fromEntries(shape.outputKeys.map((key) => [key, null])))) as Record<string, unknown>;
+    return shape;
+  }
+  const shape = make();
+  shapes.unshift(shape);
+  if (shapes.length > SHAPES_KEPT) shapes.pop();
+  return shape;
+}
+
+function sameKeys(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** What `build` makes of an input with these keys: declared keys present in declaration order, then the others in input order. */
+function outputShape(
+  keys: readonly string[],
+  declared: ReadonlySet<string>,
+  outputOf: ReadonlyMap<string, ((value: unknown) => unknown) | undefined>,
+  record: Record<string, unknown>,
+  inputKeys: readonly string[],
+): Shape {
+  const outputKeys = [...keys.filter((key) => key in record), ...inputKeys.filter((key) => !declared.has(key) && key !== '__proto__')];
+  return { inputKeys, outputKeys, outputs: outputKeys.map((key) => outputOf.get(key)) };
 }

@@ -13,6 +13,7 @@ import { SqlTokenStore } from './token-store.js';
 import { UnitStore } from './unit-store.js';
 import { WebhookInboxStore } from './webhook-inbox-store.js';
 import { assertLeaseHeld, type Fence } from '../leases/fence.js';
+import { StatementTexts } from './statement-texts.js';
 
 export { CheckpointStore, type CheckpointEntry, type StateExecutor } from './checkpoint-store.js';
 export { CustomerDirectoryStore } from './customer-directory-store.js';
@@ -64,28 +65,31 @@ export interface CreateStoresOptions {
    * must be saved even by a replica that just lost its lease) and for received webhooks.
    */
   fence?: Fence;
+  /** Statement texts of this database (see StatementTexts); a transaction's stores share the database's. */
+  texts?: StatementTexts;
 }
 
 export function createStores(db: Kysely<StateTables>, options: CreateStoresOptions = {}): StateStores {
   const { fence } = options;
+  const texts = options.texts ?? new StatementTexts();
   return {
     checkpoints: new CheckpointStore(db, undefined, fence),
-    seen: new SeenRecordStore(db),
+    seen: new SeenRecordStore(db, undefined, texts),
     runs: new RunHistoryStore(db),
-    side: new SyncSideStore(db),
+    side: new SyncSideStore(db, undefined, texts),
     tokens: new SqlTokenStore(db),
-    outbox: new OutboxStore(db, undefined, fence),
+    outbox: new OutboxStore(db, undefined, fence, texts),
     units: new UnitStore(db),
     directory: new CustomerDirectoryStore(db),
     webhookInbox: new WebhookInboxStore(db, fence),
-    quarantine: new QuarantineStore(db),
+    quarantine: new QuarantineStore(db, undefined, texts),
     daemonOwner: new DaemonOwnerStore(db),
     notifications: new NotificationStore(db),
     // Fenced: the stores handed to `work` write plainly inside the transaction, and the one lease
     // check ends it (its lock lasts until COMMIT), so the whole transaction commits or none of it.
     transaction: (work) =>
       db.transaction().execute(async (trx) => {
-        const out = await work(createStores(trx));
+        const out = await work(createStores(trx, { texts }));
         if (fence) await assertLeaseHeld(trx, fence);
         return out;
       }),

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { OutboxRow, OutboxState, StateTables } from '../tables.js';
 import { OPEN_STATES } from '../outbox-states.js';
 import { fencedWrite, type Fence } from '../leases/fence.js';
+import { StatementTexts } from './statement-texts.js';
 
 export interface NewCommandRow {
   erpKey: string;
@@ -34,10 +35,12 @@ export class OutboxStore {
     private readonly now: () => Date = () => new Date(),
     /** Given: every state transition (`update` and the marks) commits only while this account lease holds. */
     private readonly fence?: Fence,
+    /** Shared by every store of one database (see StatementTexts). */
+    private readonly texts: StatementTexts = new StatementTexts(),
   ) {}
 
   on(executor: Kysely<StateTables>): OutboxStore {
-    return new OutboxStore(executor, this.now, this.fence);
+    return new OutboxStore(executor, this.now, this.fence, this.texts);
   }
 
   private stamp(): string {
@@ -238,13 +241,16 @@ export class OutboxStore {
     const out: Array<Pick<OutboxRow, 'id' | 'erp_key' | 'kind' | 'result_reference_number' | 'finished_at'>> = [];
     const unique = [...new Set(refs)];
     for (let i = 0; i < unique.length; i += 400) {
-      const rows = await this.db
-        .selectFrom('outbox')
-        .select(['id', 'erp_key', 'kind', 'result_reference_number', 'finished_at'])
-        .where('state', '=', 'done')
-        .where('result_reference_number', 'in', unique.slice(i, i + 400))
-        .orderBy('id', 'desc')
-        .execute();
+      const part = unique.slice(i, i + 400);
+      // Asked for every page of loads (echo marks): run from a kept text (StatementTexts).
+      const { rows } = await this.texts.execute(this.db, `outbox-done-refs:${part.length}`, ['done', ...part], () =>
+        this.db
+          .selectFrom('outbox')
+          .select(['id', 'erp_key', 'kind', 'result_reference_number', 'finished_at'])
+          .where('state', '=', 'done')
+          .where('result_reference_number', 'in', part)
+          .orderBy('id', 'desc'),
+      );
       out.push(...rows);
     }
     return out;

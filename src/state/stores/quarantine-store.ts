@@ -2,6 +2,7 @@ import type { Kysely, Selectable } from 'kysely';
 import { backoffCeiling } from '../../util/backoff.js';
 import { chunks } from '../../util/chunks.js';
 import type { QuarantineKind, QuarantineTable, StateTables } from '../tables.js';
+import { StatementTexts } from './statement-texts.js';
 
 export type QuarantineRow = Selectable<QuarantineTable>;
 
@@ -56,6 +57,8 @@ export class QuarantineStore {
   constructor(
     private readonly db: Kysely<StateTables>,
     private readonly now: () => Date = () => new Date(),
+    /** Shared by every store of one database (see StatementTexts). */
+    private readonly texts: StatementTexts = new StatementTexts(),
   ) {}
 
   async recordSchemaRejections(stream: string, batchId: string, items: readonly SchemaRejection[]): Promise<void> {
@@ -138,13 +141,14 @@ export class QuarantineStore {
   async entriesFor(stream: string, keys: readonly string[]): Promise<Map<string, HeldEntry[]>> {
     const held = new Map<string, HeldEntry[]>();
     for (const part of chunks([...new Set(keys)], KEYS_PER_STATEMENT)) {
-      const rows = await this.db
-        .selectFrom('quarantine')
-        .select(['item_key', 'kind', 'sink', 'content_hash'])
-        .where('kind', 'in', ['sink', 'api-schema'])
-        .where('stream', '=', stream)
-        .where('item_key', 'in', part)
-        .execute();
+      const { rows } = await this.texts.execute(this.db, `quarantine-held:${part.length}`, ['sink', 'api-schema', stream, ...part], () =>
+        this.db
+          .selectFrom('quarantine')
+          .select(['item_key', 'kind', 'sink', 'content_hash'])
+          .where('kind', 'in', ['sink', 'api-schema'])
+          .where('stream', '=', stream)
+          .where('item_key', 'in', part),
+      );
       for (const row of rows) {
         const list = held.get(row.item_key) ?? [];
         list.push({ kind: row.kind, sink: row.sink, hash: row.content_hash });

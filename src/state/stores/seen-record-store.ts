@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import { chunks } from '../../util/chunks.js';
 import type { StateTables } from '../tables.js';
 import type { StateExecutor } from './checkpoint-store.js';
+import { StatementTexts } from './statement-texts.js';
 
 export interface SeenItem {
   key: string;
@@ -25,6 +26,8 @@ export class SeenRecordStore {
   constructor(
     private readonly db: Kysely<StateTables>,
     private readonly now: () => Date = () => new Date(),
+    /** Shared by every store of one database (see StatementTexts). */
+    private readonly texts: StatementTexts = new StatementTexts(),
   ) {}
 
   /** Keys (in input order, once each) that are new or whose hash differs from the stored one. */
@@ -32,13 +35,11 @@ export class SeenRecordStore {
     const latest = lastByKey(items);
     const keys = [...latest.keys()];
     const stored = new Map<string, string>();
+    const executor = trx ?? this.db;
     for (const chunk of chunks(keys, KEYS_PER_SELECT)) {
-      const rows = await (trx ?? this.db)
-        .selectFrom('seen_records')
-        .select(['key', 'content_hash'])
-        .where('stream', '=', stream)
-        .where('key', 'in', chunk)
-        .execute();
+      const { rows } = await this.texts.execute(executor, `seen-select:${chunk.length}`, [stream, ...chunk], () =>
+        executor.selectFrom('seen_records').select(['key', 'content_hash']).where('stream', '=', stream).where('key', 'in', chunk),
+      );
       for (const row of rows) stored.set(row.key, row.content_hash);
     }
     return keys.filter((key) => stored.get(key) !== latest.get(key));
@@ -55,16 +56,18 @@ export class SeenRecordStore {
     const rows = [...latest].map(([key, hash]) => ({ stream, key, content_hash: hash, updated_at: updatedAt }));
     const write = async (executor: StateExecutor) => {
       for (const chunk of chunks(rows, ROWS_PER_UPSERT)) {
-        await executor
-          .insertInto('seen_records')
-          .values(chunk)
-          .onConflict((oc) =>
-            oc.columns(['stream', 'key']).doUpdateSet((eb) => ({
-              content_hash: eb.ref('excluded.content_hash'),
-              updated_at: eb.ref('excluded.updated_at'),
-            })),
-          )
-          .execute();
+        const parameters = chunk.flatMap((row) => [row.stream, row.key, row.content_hash, row.updated_at]);
+        await this.texts.execute(executor, `seen-upsert:${chunk.length}`, parameters, () =>
+          executor
+            .insertInto('seen_records')
+            .values(chunk)
+            .onConflict((oc) =>
+              oc.columns(['stream', 'key']).doUpdateSet((eb) => ({
+                content_hash: eb.ref('excluded.content_hash'),
+                updated_at: eb.ref('excluded.updated_at'),
+              })),
+            ),
+        );
       }
     };
     if (trx) await write(trx);

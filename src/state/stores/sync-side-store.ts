@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { StateTables } from '../tables.js';
 import { DocumentFileStore } from './document-file-store.js';
+import { StatementTexts } from './statement-texts.js';
 
 
 /** A load read by the invoices change feed: its updatedAt and the signature of its billing fields. */
@@ -56,11 +57,13 @@ export class SyncSideStore {
   constructor(
     readonly db: Kysely<StateTables>,
     private readonly now: () => Date = () => new Date(),
+    /** Shared by every store of one database (see StatementTexts). */
+    private readonly texts: StatementTexts = new StatementTexts(),
   ) {}
 
   /** The same tables on an open transaction. */
   on(executor: Kysely<StateTables>): SyncSideStore {
-    return new SyncSideStore(executor, this.now);
+    return new SyncSideStore(executor, this.now, this.texts);
   }
 
   /** Stored load documents (documentFiles stream), on the same executor. */
@@ -200,15 +203,17 @@ export class SyncSideStore {
     const unique = [...new Set(loadReferenceNumbers)];
     const known = new Set<string>();
     for (let i = 0; i < unique.length; i += IN_CHUNK) {
-      const rows = await this.db
-        .selectFrom('invoice_links')
-        .innerJoin('invoice_index', 'invoice_index.invoice_id', 'invoice_links.invoice_id')
-        .select('invoice_links.load_reference_number as load_reference_number')
-        .where('invoice_links.load_reference_number', 'in', unique.slice(i, i + IN_CHUNK))
-        // Only a live primary or combined invoice answers "this load has its invoice".
-        .where('invoice_index.is_deleted', '=', 0)
-        .where('invoice_index.kind', '!=', 'subCustomer')
-        .execute();
+      const refs = unique.slice(i, i + IN_CHUNK);
+      const { rows } = await this.texts.execute(this.db, `invoice-links:${refs.length}`, [...refs, 0, 'subCustomer'], () =>
+        this.db
+          .selectFrom('invoice_links')
+          .innerJoin('invoice_index', 'invoice_index.invoice_id', 'invoice_links.invoice_id')
+          .select('invoice_links.load_reference_number as load_reference_number')
+          .where('invoice_links.load_reference_number', 'in', refs)
+          // Only a live primary or combined invoice answers "this load has its invoice".
+          .where('invoice_index.is_deleted', '=', 0)
+          .where('invoice_index.kind', '!=', 'subCustomer'),
+      );
       for (const row of rows) known.add(row.load_reference_number);
     }
     const at = this.now().toISOString();
@@ -216,13 +221,16 @@ export class SyncSideStore {
     let added = 0;
     // One multi-row insert per chunk, not one statement per load (this runs for every page of loads).
     for (let i = 0; i < fresh.length; i += IN_CHUNK) {
-      const result = await this.db
-        .insertInto('invoice_candidates')
-        .values(fresh.slice(i, i + IN_CHUNK).map((ref) => ({ load_reference_number: ref, reason, last_error: null, created_at: at, next_attempt_at: at })))
-        .onConflict((oc) => oc.column('load_reference_number').doNothing())
-        .executeTakeFirst();
+      const rows = fresh.slice(i, i + IN_CHUNK).map((ref) => ({ load_reference_number: ref, reason, last_error: null, created_at: at, next_attempt_at: at }));
+      const parameters = rows.flatMap((row) => [row.load_reference_number, row.reason, row.last_error, row.created_at, row.next_attempt_at]);
+      const result = await this.texts.execute(this.db, `invoice-candidates:${rows.length}`, parameters, () =>
+        this.db
+          .insertInto('invoice_candidates')
+          .values(rows)
+          .onConflict((oc) => oc.column('load_reference_number').doNothing()),
+      );
       // SQLite counts only the rows actually inserted (DO NOTHING skips the rest).
-      added += Number(result.numInsertedOrUpdatedRows ?? 0n);
+      added += Number(result.numAffectedRows ?? 0n);
     }
     return added;
   }
