@@ -144,7 +144,9 @@ export class Dispatcher {
           if (free > 0) {
             // Ask for more than the free slots: heads of groups already in flight are skipped.
             for (const head of await this.outbox.dueHeads(new Date(), free + this.inFlight.size)) {
-              if (launched >= free) break;
+              // Stopped or aborted while the heads were read: start nothing more (an aborted
+              // launch would use up an attempt without sending anything).
+              if (launched >= free || options.stopSignal.aborted || options.abortSignal.aborted) break;
               if (this.inFlight.has(head.load_group)) continue;
               launched += 1;
               this.launch(head.id, head.load_group, options.abortSignal);
@@ -214,6 +216,8 @@ export class Dispatcher {
       return;
     }
     if (!['pending', 'retry', 'reconciling'].includes(row.state)) return;
+    // Aborted since it was launched: nothing is sent, so no attempt is used up.
+    if (signal.aborted) return;
     this.stats.steps += 1;
     let outcome: StepOutcome;
     try {
