@@ -102,6 +102,10 @@ export class ReplicaSet {
     const problems: string[] = [];
     for (const r of this.replicas.filter(alive)) {
       if (r.stopped) r.run.child.kill('SIGCONT');
+      // As a rolling deploy does: the replica is up (restarted after a kill, it may still be
+      // starting, before it handles SIGTERM) before it is asked to stop.
+      const upBy = Date.now() + timeoutMs;
+      while (alive(r) && !r.run.output().includes('daemon running') && Date.now() < upBy) await new Promise((resolve) => setTimeout(resolve, 200));
       r.killed = true;
       r.run.child.kill('SIGTERM');
       let timer: NodeJS.Timeout | undefined;

@@ -111,6 +111,8 @@ interface Tenant {
   pair?: { accessToken: string; refreshToken: string };
   /** Pairs replaced by an operator re-authentication (their tokens are secrets too). */
   readonly pastPairs: Array<{ accessToken: string; refreshToken: string }>;
+  /** The `since` of the reauth mark the last re-authentication answered. */
+  reauthedSince?: string;
   readonly schema: string;
   readonly client: Awaited<ReturnType<typeof stateClient>>;
   readonly ref?: LeaseRef;
@@ -528,8 +530,9 @@ async function reauthForLostPairs(tenants: readonly Tenant[], env: Record<string
   let replaced = false;
   for (const t of tenants) {
     if (!t.pair) continue;
-    const { rows } = await t.client.query<{ since: string }>('select since from token_reauth');
-    if (rows.length === 0) continue;
+    // Marks of credentials replaced before (keyed by the old pair) stay behind: only a newer one counts.
+    const { rows } = await t.client.query<{ since: string }>('select since from token_reauth order by since desc');
+    if (rows.length === 0 || (t.reauthedSince !== undefined && rows[0]!.since <= t.reauthedSince)) continue;
     const stats = t.sim.stats();
     // A cut answer loses a bare pair whether or not the dead token was presented again after it.
     const killed = lostInKills(t.name ?? '', stats.lostRotationAnswersAtMs, actions);
@@ -537,6 +540,7 @@ async function reauthForLostPairs(tenants: readonly Tenant[], env: Record<string
     const pair = await issuePair(t.sim);
     t.pastPairs.push(t.pair);
     t.pair = pair;
+    t.reauthedSince = rows[0]!.since;
     env[secretVar(t, 'ACCESS_TOKEN')] = pair.accessToken;
     env[secretVar(t, 'REFRESH_TOKEN')] = pair.refreshToken;
     reauths.push(`${t.name ?? 'the account'}: reauth_required since ${rows[0]!.since} after a lost rotation answer (${stats.rotationAnswersCut} rotation answer(s) cut short by the simulator, ${killed} died in a SIGKILL); given a new token pair`);
