@@ -48,10 +48,11 @@ export async function createTable(db: AnyDb, ctx: StatementContext, spec: TableS
     await createTableQuery(db, ctx, spec).execute();
   } catch (error) {
     // PostgreSQL's CREATE TABLE IF NOT EXISTS is not safe against a concurrent creator (replicas
-    // starting together): the loser fails on the catalog's unique index (23505) or, later, with
-    // 42P07. Either way the table exists now.
+    // starting together): the loser fails on the catalog's unique index (23505), on the table's
+    // row type (42710, `type "…" already exists`: 10-account cluster chaos run 12) or, later, with
+    // 42P07. Whether the table exists now is checked by the caller (ensureTable reads it back).
     const code = (error as { code?: string }).code;
-    if (!(ctx.dialect === 'postgres' && (code === '23505' || code === '42P07'))) throw error;
+    if (!(ctx.dialect === 'postgres' && (code === '23505' || code === '42P07' || code === '42710'))) throw error;
   }
   for (const index of spec.indexes ?? []) await createIndex(db, ctx, spec, index);
 }
