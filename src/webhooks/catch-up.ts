@@ -31,8 +31,8 @@ export interface CatchUpResult {
 }
 
 /**
- * Fills the gap left while the receiver was down (spec §4.6): reads `GET /webhook/` from the last
- * event time known (the newest inbox event or the last catch-up, minus an overlap) to now, and
+ * Fills the gap left while the receiver was down (spec §4.6): reads `GET /webhook/` from where the
+ * last catch-up read up to (minus an overlap for clock error) to now, and
  * stores every event in the inbox like a delivery. The key is the digest of the body the log says
  * was sent (`response.data`), which equals the key of that delivery, so events that did arrive
  * are dropped as duplicates. A first start has no position: polling covers the past then.
@@ -42,7 +42,12 @@ export async function catchUp(options: CatchUpOptions, signal: AbortSignal): Pro
   const now = client.clock.now();
   const to = now.toISOString();
   const stored = await checkpoints.get(CATCH_UP_KEY, catchUpCursor);
-  const last = latest(await inbox.lastEventTime(), stored?.readUpTo ?? null);
+  // The log was read up to `readUpTo`: every event before it has been seen, delivered or not.
+  // Deliveries since then say nothing about the events between (the sender gives up on one and
+  // goes on with the next, and a backed-up sender delivers minutes late), so they never move the
+  // start forward. Without a position (a state from before the catch-up kept one), the newest
+  // event known is the best start there is.
+  const last = stored?.readUpTo ?? (await inbox.lastEventTime());
   if (!last) {
     await checkpoints.set(CATCH_UP_KEY, { readUpTo: to }, catchUpCursor);
     return { from: null, to, read: 0, stored: 0 };

@@ -29,8 +29,9 @@ export type AcceptOutcome = 'stored' | 'duplicate' | 'rearmed';
  * deliveries that arrived together in one transaction) commits before it answers 200. The commit is a WAL commit (synchronous=NORMAL): it survives a crash of the process. It is
  * deliberately not fsync'd per delivery (synchronous=FULL): the sender delivers one event at a
  * time, so an fsync per event would cap throughput and make every later event wait. A power cut
- * can lose the last commits; the catch-up then re-reads the event log from the newest event time
- * that did reach the disk (`lastEventTime`), so those events come back from the log.
+ * can lose the last commits; the catch-up then re-reads the event log from the position its last
+ * read reached on disk (minus its overlap): a power cut loses the newest commits, so that position
+ * is older than every lost delivery, and those events come back from the log.
  */
 export class WebhookInboxStore {
   constructor(

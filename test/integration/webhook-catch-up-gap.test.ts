@@ -1,0 +1,79 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listWebhookEvents } from '../../src/api/endpoints/webhook-events.js';
+import type { SimulatorHandle } from '../../src/simulator/index.js';
+import { catchUp } from '../../src/webhooks/catch-up.js';
+import { bodyKey } from '../../src/webhooks/webhook-event.js';
+import type { AppContext } from '../../src/app/app-context.js';
+import { silentLogger } from '../../src/util/logger.js';
+import { pullConfig, startSim, tempDir, withPullApp } from '../helpers/pull-harness.js';
+
+/**
+ * The catch-up reads the event log from where its previous read ended, whatever arrived by
+ * delivery since. Found by the 10-account cluster chaos run 13: a replica's receiver was down for
+ * a few seconds, the simulator's sender gave up on two events and delivered the later ones, and
+ * the catch-up started its next read at the newest delivery's receipt minus the overlap, past the
+ * two lost events: they were never processed (polling later covered their loads, the events
+ * themselves were missing).
+ */
+describe.each(['main', 'brokerage'] as const)('webhook catch-up after a delivery given up (%s)', (variant) => {
+  let sim: SimulatorHandle;
+
+  beforeAll(async () => {
+    sim = await startSim({ variant, loads: 60, seed: 77 });
+  });
+  afterAll(async () => {
+    await sim?.close();
+  });
+
+  /** The log's events whose createdAt is in [from, to], keyed as the catch-up and the receiver key them. */
+  async function loggedBetween(from: Date, to: Date): Promise<string[]> {
+    const keys: string[] = [];
+    for await (const event of sim.truth('webhookEvents')) {
+      const at = Date.parse(String(event['createdAt']));
+      if (at < from.getTime() || at > to.getTime()) continue;
+      const sent = (event['response'] as { data?: unknown } | undefined)?.data;
+      keys.push(bodyKey(typeof sent === 'string' && sent !== '' ? sent : JSON.stringify(event['data'] ?? {})));
+    }
+    return keys;
+  }
+
+  /** One catch-up as the daemon runs it, after a request so the client's clock knows the simulator's. */
+  async function runCatchUp(app: AppContext, overlapMs: number) {
+    await listWebhookEvents(app.client, variant === 'main' ? { limit: 1 } : { occurred_from: sim.now().toISOString(), occurred_to: sim.now().toISOString() });
+    return catchUp(
+      { client: app.client, inbox: app.stores.webhookInbox, checkpoints: app.stores.checkpoints, metrics: app.metrics, logger: silentLogger(), overlapMs, maxAgeMs: 86_400_000, dedupeWindowMs: 3_600_000 },
+      new AbortController().signal,
+    );
+  }
+
+  it('reads the events between its last read and a later delivery (the sender gave up on them)', async () => {
+    const dir = tempDir(`wh-catch-up-gap-${variant}`);
+    const config = pullConfig({ sim, dir, streams: ['loads'] });
+    await withPullApp(config, dir, async (app) => {
+      // First start: the position is set, nothing read.
+      expect((await runCatchUp(app, 1_000)).from).toBeNull();
+
+      // Changes whose deliveries the sender gives up on (the receiver was down).
+      sim.advance(5_000);
+      const lostFrom = sim.now();
+      await sim.mutate(4);
+      const lostTo = sim.now();
+      const lost = await loggedBetween(lostFrom, lostTo);
+      expect(lost.length).toBeGreaterThan(0);
+
+      // Ten seconds later a change is delivered and committed to the inbox.
+      sim.advance(10_000);
+      await app.stores.webhookInbox.acceptMany(
+        [{ key: 'body:later-delivery', eventType: 'load#info_updated', family: 'load', referenceNumber: 'LATER-1', body: '{}', source: 'delivery', occurredAt: null, receivedAt: sim.now().toISOString() }],
+        3_600_000,
+      );
+      sim.advance(1_000);
+
+      // The next catch-up (overlap 1 s, far less than the 10 s since the lost events) still reads them.
+      const result = await runCatchUp(app, 1_000);
+      expect(Date.parse(result.from!)).toBeLessThanOrEqual(lostFrom.getTime());
+      const inInbox = new Set((await app.db.selectFrom('webhook_inbox').select('event_key').execute()).map((r) => r.event_key));
+      expect(lost.filter((key) => !inInbox.has(key))).toEqual([]);
+    });
+  });
+});
