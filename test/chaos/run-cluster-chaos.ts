@@ -390,20 +390,26 @@ export async function runClusterChaos(options: ClusterChaosOptions, print: (line
     for (const t of tenants) t.sim.configure({ mutator: { enabled: false, intervalMs: 250, perTick: 3 } });
     // A bare pair lost where no client can save it (see reauthForLostPair): the operator's remedy,
     // a new pair in the config and a rolling restart, before the cluster is asked to catch up.
-    const reauthed = await reauthForLostPairs(tenants, env, actions, reauths);
-    if (reauthed) problems.push(...(await set.rollingRestart(60_000)));
+    // A pair can also be lost while the cluster drains (every rotation answer may be cut): the
+    // operator's remedy is checked on every round of the waits below, not once.
+    const remedyLostPairs = async (): Promise<boolean> => {
+      if (!(await reauthForLostPairs(tenants, env, actions, reauths))) return false;
+      problems.push(...(await set.rollingRestart(60_000)));
+      return true;
+    };
+    await remedyLostPairs();
     feeds.forEach((f) => f.flushAll());
-    const drained = await waitFor(() => {
+    const drained = await settleWithin(async () => {
       flushStaging();
       return tenants.every((t) => t.feed!.pendingStaging === 0 && outboundSettled(t.inboxDir, hasInbox, t.sinkSet.sqliteFile));
-    }, 120_000, () => undefined);
+    }, 120_000, remedyLostPairs);
     if (!drained) problems.push(`outbound did not drain within 120 s (${tenants.filter((t) => !(t.feed!.pendingStaging === 0 && outboundSettled(t.inboxDir, hasInbox, t.sinkSet.sqliteFile))).map((t) => t.name ?? 'the account').join(', ')})`);
     await Promise.race([Promise.all(tenants.map((t) => t.sim.webhooksIdle())), sleep(30_000)]);
     const settledAt = new Date(Date.now() + 4_000).toISOString();
-    const passed = await waitForAsync(async () => {
+    const passed = await settleWithin(async () => {
       for (const t of tenants) if (!((await streamsPassedSince(t.client, t.streams.map((s) => s.stream), settledAt)) && (await inboxSettled(t.client)))) return false;
       return true;
-    }, 180_000);
+    }, 180_000, remedyLostPairs);
     if (!passed) problems.push(`the cluster did not complete a pass of every stream of every account after ${settledAt} with the webhook inbox settled`);
     const monitored = await Promise.all(tenants.map((t) => t.monitor!.stop()));
     const exits = await set.terminateAll(20_000);
@@ -634,9 +640,15 @@ async function waitFor(done: () => boolean, ms: number, tick: () => void): Promi
   return done();
 }
 
-async function waitForAsync(done: () => Promise<boolean>, ms: number): Promise<boolean> {
-  const until = Date.now() + ms;
+/**
+ * Waits up to `ms` for `done`, applying the operator's remedy for lost bare pairs first on every
+ * round; the time a remedy (a rolling restart) took does not count against `ms`.
+ */
+async function settleWithin(done: () => Promise<boolean>, ms: number, remedy: () => Promise<boolean>): Promise<boolean> {
+  let until = Date.now() + ms;
   while (Date.now() < until) {
+    const started = Date.now();
+    if (await remedy()) until += Date.now() - started;
     if (await done().catch(() => false)) return true;
     await sleep(500);
   }
