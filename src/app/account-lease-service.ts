@@ -153,7 +153,7 @@ export function accountLeaseService(options: AccountLeaseServiceOptions): Accoun
         runner = await startDaemon({ services, logger: log });
         firstSettled();
       } catch (error) {
-        if (leaseLost(error)) return lost(lease, error);
+        if (leaseLost(error)) return await lost(lease, error);
         await leases.release([lease]).catch((e: unknown) => log.warn({ err: e }, 'cannot release the lease'));
         throw error;
       }
@@ -173,9 +173,9 @@ export function accountLeaseService(options: AccountLeaseServiceOptions): Accoun
           if (expiredLocally) {
             // Cut by our own clock: if the database renewed it after all, let the others claim it now.
             await leases.release([lease]).catch(() => 0);
-            return lost(lease, woke?.error);
+            return await lost(lease, woke?.error);
           }
-          if (woke === undefined || leaseLost(woke.error)) return lost(lease, woke?.error);
+          if (woke === undefined || leaseLost(woke.error)) return await lost(lease, woke?.error);
           await leases.release([lease]).catch((e: unknown) => log.warn({ err: e }, 'cannot release the lease'));
           throw woke.error;
         }
@@ -190,8 +190,7 @@ export function accountLeaseService(options: AccountLeaseServiceOptions): Accoun
           }
           if (renewed.length === 0) {
             cut(new Error(`lease of account ${account} lost`));
-            await runner.stop('lease lost');
-            return lost(lease, undefined);
+            return await lost(lease, undefined, runner, 'lease lost');
           }
           current = renewed[0];
           lastRenewed = startedAt;
@@ -212,8 +211,7 @@ export function accountLeaseService(options: AccountLeaseServiceOptions): Accoun
           log.warn({ err: error, epoch: lease.epoch }, `cannot renew the lease of account ${account}`);
           if (expiredLocally || Date.now() - lastRenewed >= ttlMs) {
             cut(error);
-            await runner.stop('lease not renewed');
-            return lost(lease, error);
+            return await lost(lease, error, runner, 'lease not renewed');
           }
         }
       }
@@ -231,9 +229,9 @@ export function accountLeaseService(options: AccountLeaseServiceOptions): Accoun
    * ours (a renewal that came late), and the service returns to standby.
    */
   async function stepDown(lease: Lease, runner: DaemonRunner): Promise<TenureEnd> {
-    await runner.stop('lease expired on this replica\'s clock');
+    const end = await lost(lease, undefined, runner, 'lease expired on this replica\'s clock');
     await leases.release([lease]).catch(() => 0);
-    return lost(lease, undefined);
+    return end;
   }
 
   /** Whether fair share asks for this lease now (a failing check keeps the lease: it is only a balance). */
@@ -271,11 +269,22 @@ export function accountLeaseService(options: AccountLeaseServiceOptions): Accoun
     return end;
   }
 
-  function lost(lease: Fence, cause: unknown): TenureEnd {
-    log.warn(
-      { epoch: lease.epoch, ...(cause ? { err: cause } : {}) },
-      `lease of account ${account} lost (epoch ${lease.epoch}): its work stopped; back to standby`,
-    );
+  /**
+   * Says the lease is lost the moment this replica knows it (its writes are fenced already), then,
+   * given the runner, waits for the account's work to stop: an operator reading the log of a replica that was paused
+   * learns it at once, not after the slowest in-flight request gave up.
+   */
+  async function lost(lease: Fence, cause: unknown, runner?: DaemonRunner, why?: string): Promise<TenureEnd> {
+    const err = cause ? { err: cause } : {};
+    if (!runner) {
+      log.warn({ epoch: lease.epoch, ...err }, `lease of account ${account} lost (epoch ${lease.epoch}): its work stopped; back to standby`);
+      return 'lost';
+    }
+    log.warn({ epoch: lease.epoch, ...err }, `lease of account ${account} lost (epoch ${lease.epoch}): stopping its work`);
+    const started = performance.now();
+    await runner.stop(why);
+    const ms = Math.round(performance.now() - started);
+    log[ms >= SLOW_STOP_MS ? 'warn' : 'info']({ epoch: lease.epoch, stopMs: ms }, `work of account ${account} stopped ${ms} ms after its lease was lost; back to standby`);
     return 'lost';
   }
 
@@ -334,6 +343,9 @@ function describeRequester(request: HandOverRequest): string {
 
 /** Claim intervals a replica leaves a lease it handed over to the others. */
 const HAND_OVER_PAUSE_INTERVALS = 5;
+
+/** A lost tenure's work taking longer than this to stop is a warning (something ignored its abort). */
+const SLOW_STOP_MS = 5_000;
 
 /**
  * How long after the start of a successful claim or renewal the lease surely still holds by this

@@ -8,6 +8,7 @@ import { replicaPresenceService, type ReplicaPresence } from '../../src/app/repl
 import { CheckpointStore, createStores } from '../../src/state/stores/index.js';
 import type { StateTables } from '../../src/state/tables.js';
 import { silentLogger } from '../../src/util/logger.js';
+import { capturingLogger } from '../helpers/log-capture.js';
 import { postgresLeaseTarget, sqliteLeaseTarget, waitFor, type LeaseTarget } from '../helpers/lease-targets.js';
 import { probePostgres, requireService } from '../helpers/services.js';
 
@@ -120,6 +121,43 @@ describe.each([
     expect(log.events.at(-1)).toBe(`A stop epoch ${next} drained`);
     expect(a.state()).toBe('standby');
     expect((await new LeaseStore(target.db).list())[0]).toMatchObject({ account: 'acct', holder: null, epoch: next });
+  });
+
+  it.skipIf(skip)('a lost lease is logged the moment it is known, before work that is slow to stop has stopped (chaos run 12)', async () => {
+    const capture = capturingLogger('info');
+    let release!: () => void;
+    const slowStop = new Promise<void>((resolve) => (release = resolve));
+    let stopReturned = false;
+    const s = accountLeaseService({
+      account: 'acct',
+      holder: 'A',
+      leases: new LeaseStore(target.db),
+      ttlMs: 1_500,
+      claimIntervalMs: 30,
+      renewIntervalMs: 100,
+      // Its stop waits for something in flight that ignores the abort (a request near its timeout).
+      work: () => [{ name: 'slow-to-stop', start: async () => ({ loops: slowStop }), stop: async () => { await slowStop; stopReturned = true; } }],
+      stopSignal: new AbortController().signal,
+      abortSignal: new AbortController().signal,
+      logger: capture.logger,
+    });
+    running.push(s);
+    await s.start();
+    await waitFor(() => s.state() === 'active', 10_000, 'A active');
+    const thief = new LeaseStore(target.connect());
+    let stolen: Awaited<ReturnType<LeaseStore['claim']>>[number] | undefined;
+    await waitFor(async () => {
+      await target.db.updateTable('account_leases').set({ expires_at_ms: 0 }).where('account', '=', 'acct').execute();
+      [stolen] = await thief.claim(['acct'], { holder: 'B', ttlMs: 60_000 });
+      return stolen !== undefined;
+    }, 10_000, 'B claimed the lease');
+    await waitFor(() => capture.text().includes('lease of account acct lost (epoch 1)'), 10_000, 'A logged the lost lease while its work was still stopping');
+    expect(stopReturned).toBe(false);
+    release();
+    await waitFor(() => /work of account acct stopped \d+ ms after its lease was lost; back to standby/.test(capture.text()) && s.state() === 'standby', 10_000, 'A stopped its work and is in standby');
+    expect(stopReturned).toBe(true);
+    await s.stop();
+    await thief.release([stolen!]);
   });
 
   it.skipIf(skip)('a rolling deploy: the standby replica takes over as soon as the active one stopped', async () => {
