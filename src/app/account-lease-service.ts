@@ -98,8 +98,17 @@ export function accountLeaseService(options: AccountLeaseServiceOptions): Accoun
   let firstSettled!: () => void;
   const firstAttempt = new Promise<void>((resolve) => (firstSettled = resolve));
 
-  async function tryClaim(): Promise<Lease | undefined> {
-    const claim = async () => (await leases.claim([account], { holder, ttlMs, max: 1, command: options.command ?? 'run' }))[0];
+  /**
+   * One claim attempt; `startedAt` (monotonic) is taken right before the claim statement goes
+   * out, not before the fair-share turn and its queries: on a loaded replica those can take longer
+   * than the TTL, and a tenure measured from before them ended the moment it began.
+   */
+  async function tryClaim(): Promise<{ lease: Lease; startedAt: number } | undefined> {
+    const claim = async () => {
+      const startedAt = performance.now();
+      const [lease] = await leases.claim([account], { holder, ttlMs, max: 1, command: options.command ?? 'run' });
+      return lease ? { lease, startedAt } : undefined;
+    };
     return options.withinShare ? options.withinShare(claim) : claim();
   }
 
@@ -290,16 +299,15 @@ export function accountLeaseService(options: AccountLeaseServiceOptions): Accoun
 
   async function run(): Promise<void> {
     while (!stopping.signal.aborted) {
-      let lease: Lease | undefined;
-      const claimStartedAt = performance.now();
+      let claimed: { lease: Lease; startedAt: number } | undefined;
       try {
-        lease = await tryClaim();
+        claimed = await tryClaim();
       } catch (error) {
         log.warn({ err: error }, `cannot claim the lease of account ${account}; retrying`);
       }
       let pause = options.claimIntervalMs;
-      if (lease) {
-        const end = await hold(lease, claimStartedAt);
+      if (claimed) {
+        const end = await hold(claimed.lease, claimed.startedAt);
         if (end === 'stopped') return;
         // Lost: give the new holder a claim interval before trying again. Handed over: leave it to
         // the replicas below their share for a few intervals (claiming it back would undo the balance).

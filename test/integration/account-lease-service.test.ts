@@ -160,6 +160,35 @@ describe.each([
     await thief.release([stolen!]);
   });
 
+  it.skipIf(skip)('a fair-share turn slower than the TTL does not eat the tenure: its clock starts at the claim statement (chaos run 14)', async () => {
+    const capture = capturingLogger('info');
+    const log: WorkLog = { events: [], commits: [] };
+    let turns = 0;
+    const s = accountLeaseService({
+      account: 'acct',
+      holder: 'A',
+      leases: new LeaseStore(target.db),
+      ttlMs: 1_500,
+      claimIntervalMs: 30,
+      renewIntervalMs: 100,
+      // The first turn waits longer than the TTL (its share queries queued behind a busy pool).
+      withinShare: async (claim) => {
+        if (++turns === 1) await new Promise((resolve) => setTimeout(resolve, 2_000));
+        return claim();
+      },
+      work: pollerWork(target.db, 'A', log),
+      stopSignal: new AbortController().signal,
+      abortSignal: new AbortController().signal,
+      logger: capture.logger,
+    });
+    running.push(s);
+    await s.start();
+    await waitFor(() => log.commits.filter((c) => c.startsWith('A@1#')).length >= 5, 10_000, 'A working under epoch 1');
+    expect(s.epoch()).toBe(1);
+    expect(capture.text()).not.toContain('passed its deadline');
+    await s.stop();
+  });
+
   it.skipIf(skip)('a rolling deploy: the standby replica takes over as soon as the active one stopped', async () => {
     const log: WorkLog = { events: [], commits: [] };
     const a = service('A', target.db, log);
