@@ -10,6 +10,24 @@ export interface Shutdown {
   dispose(): void;
 }
 
+/** A stop signal that arrived while a command was still loading, before installShutdown. */
+let earlySignal: NodeJS.Signals | undefined;
+let earlyHandler: ((signal: NodeJS.Signals) => void) | undefined;
+
+/**
+ * Remembers a SIGTERM/SIGINT that arrives while a long-running command's modules load and its
+ * config is read (a second or more on a busy host), instead of dying of it: installShutdown then
+ * acts on it at once. Only for commands that go on to call installShutdown.
+ */
+export function holdEarlyStopSignals(): void {
+  if (earlyHandler) return;
+  earlyHandler = (signal) => {
+    earlySignal ??= signal;
+  };
+  process.on('SIGTERM', earlyHandler);
+  process.on('SIGINT', earlyHandler);
+}
+
 export function installShutdown(options: { graceMs: number; onStop?: (signal: string) => void; onForce?: () => void }): Shutdown {
   const stop = new AbortController();
   const abort = new AbortController();
@@ -30,6 +48,14 @@ export function installShutdown(options: { graceMs: number; onStop?: (signal: st
   };
   process.on('SIGTERM', handler);
   process.on('SIGINT', handler);
+  if (earlyHandler) {
+    process.off('SIGTERM', earlyHandler);
+    process.off('SIGINT', earlyHandler);
+    earlyHandler = undefined;
+    const signal = earlySignal;
+    earlySignal = undefined;
+    if (signal) handler(signal);
+  }
   return {
     stopSignal: stop.signal,
     abortSignal: abort.signal,
