@@ -104,8 +104,7 @@ export class ReplicaSet {
       if (r.stopped) r.run.child.kill('SIGCONT');
       // As a rolling deploy does: the replica is up (restarted after a kill, it may still be
       // starting, before it handles SIGTERM) before it is asked to stop.
-      const upBy = Date.now() + timeoutMs;
-      while (alive(r) && !r.run.output().includes('daemon running') && Date.now() < upBy) await new Promise((resolve) => setTimeout(resolve, 200));
+      await this.waitReady(r, timeoutMs);
       r.killed = true;
       r.run.child.kill('SIGTERM');
       let timer: NodeJS.Timeout | undefined;
@@ -118,8 +117,18 @@ export class ReplicaSet {
         await r.run.exited;
       } else if (first.code !== 0) problems.push(`rolling restart: ${r.appName} exited with ${first.code ?? first.signal} on SIGTERM`);
       this.restart(r);
+      // The next one is stopped only once this one is up again, and the restart ends with all up
+      // (chaos run 15: the run's final SIGTERM reached the last replica 100 ms after its spawn).
+      if (!(await this.waitReady(r, timeoutMs))) problems.push(`rolling restart: ${r.appName} did not print "daemon running" within ${timeoutMs} ms`);
     }
     return problems;
+  }
+
+  /** Waits until the replica printed its ready line (or exited); false when `timeoutMs` passed first. */
+  async waitReady(r: Replica, timeoutMs: number): Promise<boolean> {
+    const upBy = Date.now() + timeoutMs;
+    while (alive(r) && !r.run.ready() && Date.now() < upBy) await new Promise((resolve) => setTimeout(resolve, 200));
+    return r.run.ready() || !alive(r);
   }
 
   /** SIGTERM to every live replica; returns the exit of each. */

@@ -294,7 +294,7 @@ export async function runClusterChaos(options: ClusterChaosOptions, print: (line
     const flushStaging = () => feeds.forEach((f) => f.flushStaging());
 
     set.startAll();
-    const up = await waitFor(() => set.replicas.every((r) => r.run.output().includes('daemon running')), 60_000 + 5_000 * tenants.length, flushStaging);
+    const up = await waitFor(() => set.replicas.every((r) => r.run.ready()), 60_000 + 5_000 * tenants.length, flushStaging);
     if (!up) problems.push(`not every replica printed "daemon running" within ${60 + 5 * tenants.length} s:\n${set.replicas.map((r) => `${r.appName}: ${tail(r.run.output())}`).join('\n')}`);
     const origin = new URL(forwarder.url).origin;
     for (const t of tenants) t.sim.configure({ webhooks: { url: t.name ? `${origin}/webhooks/${t.name}` : forwarder.url, secret: t.webhookSecret } });
