@@ -104,7 +104,9 @@ interface Shape {
   readonly inputKeys: readonly string[];
   readonly outputKeys: readonly string[];
   readonly outputs: readonly (((value: unknown) => unknown) | undefined)[];
-  /** The input position of each output key, when the output has exactly the input's keys (none dropped). */
+  /** The input position of each output key. */
+  readonly positions: readonly number[];
+  /** `positions`, when the output has exactly the input's keys (none dropped). */
   readonly order: readonly number[] | undefined;
   template?: Record<string, unknown>;
 }
@@ -134,11 +136,15 @@ function shapeOf(shapes: Shape[], inputKeys: readonly string[], make: () => Shap
 /** The output of one input as a copy of its shape's template (see Shape). */
 function fill(shape: Shape, template: Record<string, unknown>, record: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = { ...template };
-  const { outputKeys, outputs } = shape;
+  const { outputKeys, outputs, positions } = shape;
+  // The values by position (the input's own keys are the shape's input keys, in that order, unless
+  // for…in also listed inherited ones): one call instead of a lookup by name per key.
+  const values = Object.values(record);
+  const byPosition = values.length === shape.inputKeys.length;
   for (let i = 0; i < outputKeys.length; i++) {
-    const key = outputKeys[i]!;
+    const value = byPosition ? values[positions[i]!] : record[outputKeys[i]!];
     const output = outputs[i];
-    out[key] = output ? output(record[key]) : record[key];
+    out[outputKeys[i]!] = output ? output(value) : value;
   }
   return out;
 }
@@ -172,6 +178,7 @@ function outputShape(
   inputKeys: readonly string[],
 ): Shape {
   const outputKeys = [...keys.filter((key) => key in record), ...inputKeys.filter((key) => !declared.has(key) && key !== '__proto__')];
-  const order = outputKeys.length === inputKeys.length ? outputKeys.map((key) => inputKeys.indexOf(key)) : undefined;
-  return { inputKeys, outputKeys, outputs: outputKeys.map((key) => outputOf.get(key)), order: order?.every((at) => at >= 0) ? order : undefined };
+  const positions = outputKeys.map((key) => inputKeys.indexOf(key));
+  const order = outputKeys.length === inputKeys.length ? positions : undefined;
+  return { inputKeys, outputKeys, outputs: outputKeys.map((key) => outputOf.get(key)), positions, order };
 }
