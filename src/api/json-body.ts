@@ -1,3 +1,5 @@
+import { controlEscape, isIndexLike, newElementForm, noteSourceJson, numberEnd, shortEscape, type ElementForm } from './source-json.js';
+
 export type JsonParse = { ok: true; value: unknown } | { ok: false; reason: string };
 
 /**
@@ -52,6 +54,8 @@ interface DataArray {
   close: number;
   /** Start and end (exclusive) of each element, in pairs; separators (commas) excluded. */
   cuts: number[];
+  /** The form of each element's text (see source-json.ts), one per pair of cuts. */
+  forms: ElementForm[];
 }
 
 /**
@@ -78,7 +82,10 @@ export function parsePiecewise(bytes: Buffer): unknown {
         if (cuts.length === 2) break;
         return undefined;
       }
-      items.push(JSON.parse(bytes.toString('utf8', start, end)));
+      const text = bytes.toString('utf8', start, end);
+      const item: unknown = JSON.parse(text);
+      noteSourceJson(item, text, found.forms[i / 2]!, bytes, start, end);
+      items.push(item);
     }
     const envelope: unknown = JSON.parse(bytes.toString('utf8', from, found.open + 1) + bytes.toString('utf8', found.close, bytes.length));
     if (envelope === null || typeof envelope !== 'object' || !Array.isArray((envelope as { data?: unknown }).data)) return undefined;
@@ -90,9 +97,53 @@ export function parsePiecewise(bytes: Buffer): unknown {
 }
 
 /**
+ * The keys of the objects open inside an element, to find a key given twice in one object:
+ * JSON.parse keeps one (the last value, at the first one's place), so the text is not the value's
+ * JSON. Nested objects are small; the element's own keys are counted instead (noteSourceJson).
+ */
+class OpenObjectKeys {
+  private readonly from: number[] = [];
+  private readonly to: number[] = [];
+  /** Index in from/to of the first key of the object open at each depth. */
+  private readonly base: number[] = [];
+  private top = 0;
+
+  open(depth: number): void {
+    this.base[depth] = this.top;
+  }
+
+  close(depth: number): void {
+    if (this.base[depth] !== undefined) this.top = this.base[depth]!;
+  }
+
+  /** Notes the key between `start` and `end` (its quotes) of the object at `depth`; false if that object has it already. */
+  add(bytes: Buffer, start: number, end: number, depth: number): boolean {
+    const { from, to } = this;
+    const length = end - start;
+    for (let k = this.base[depth]!; k < this.top; k++) {
+      if (to[k]! - from[k]! !== length) continue;
+      let same = true;
+      for (let b = 1; same && b < length; b++) same = bytes[from[k]! + b] === bytes[start + b];
+      if (same) return false;
+    }
+    from[this.top] = start;
+    to[this.top] = end;
+    this.top += 1;
+    return true;
+  }
+
+  reset(): void {
+    this.top = 0;
+  }
+}
+
+const keys = new OpenObjectKeys();
+
+/**
  * Scans the envelope's structure (strings skipped, brackets counted) for its one `"data": [`
  * key at the top level and the commas between that array's elements. Undefined when there is
- * none, more than one, or a top-level key with an escape (it could spell `data`).
+ * none, more than one, or a top-level key with an escape (it could spell `data`). On the way it
+ * notes each element's form (source-json.ts): whether its text is exactly its JSON.
  */
 function findDataArray(bytes: Buffer, from: number): DataArray | undefined {
   const length = bytes.length;
@@ -101,6 +152,9 @@ function findDataArray(bytes: Buffer, from: number): DataArray | undefined {
   let inData = false;
   let elementStart = 0;
   const cuts: number[] = [];
+  const forms: ElementForm[] = [];
+  let form = newElementForm();
+  keys.reset();
   for (let i = from; i < length; i++) {
     const byte = bytes[i]!;
     if (byte === QUOTE) {
@@ -108,6 +162,32 @@ function findDataArray(bytes: Buffer, from: number): DataArray | undefined {
       // The closing quote (a backslash escapes the byte after it). A loop here, not indexOf: most
       // strings are a few bytes, shorter than a call into native code costs.
       let end = i + 1;
+      if (inData) {
+        // In an element: escapes checked and multi-byte characters counted for its form too.
+        for (;;) {
+          if (end >= length) return undefined;
+          const inner = bytes[end]!;
+          if (inner === QUOTE) break;
+          if (inner === BACKSLASH) {
+            if (!shortEscape(bytes[end + 1]!) && !controlEscape(bytes, end)) form.canonical = false;
+            end += 2;
+          } else {
+            if (inner >= 0x80) {
+              if (inner < 0xc0) form.shift += 1;
+              else if (inner >= 0xf0) form.shift -= 1;
+            }
+            end += 1;
+          }
+        }
+        i = end;
+        if (bytes[end + 1] === COLON) {
+          // A key of an element's object (at any depth).
+          if (isIndexLike(bytes, start + 1, end)) form.canonical = false;
+          if (depth === 3) form.starts.push(start - form.shift);
+          else if (form.canonical) form.canonical = keys.add(bytes, start, end, depth);
+        }
+        continue;
+      }
       for (;;) {
         if (end >= length) return undefined;
         const inner = bytes[end]!;
@@ -126,17 +206,20 @@ function findDataArray(bytes: Buffer, from: number): DataArray | undefined {
       next += 1;
       while (isSpace(bytes[next])) next += 1;
       if (bytes[next] !== OPEN_ARRAY) return undefined;
-      found = { open: next, close: -1, cuts };
+      found = { open: next, close: -1, cuts, forms };
       inData = true;
       elementStart = next + 1;
       depth = 2;
       i = next;
     } else if (byte === OPEN_OBJECT || byte === OPEN_ARRAY) {
       depth += 1;
+      if (inData && byte === OPEN_OBJECT) keys.open(depth);
     } else if (byte === CLOSE_OBJECT || byte === CLOSE_ARRAY) {
+      if (inData && byte === CLOSE_OBJECT) keys.close(depth);
       if (inData && depth === 2) {
         if (byte !== CLOSE_ARRAY) return undefined;
         cuts.push(elementStart, i);
+        forms.push(form);
         found!.close = i;
         inData = false;
       }
@@ -144,7 +227,16 @@ function findDataArray(bytes: Buffer, from: number): DataArray | undefined {
       if (depth < 0) return undefined;
     } else if (byte === COMMA && inData && depth === 2) {
       cuts.push(elementStart, i);
+      forms.push(form);
+      form = newElementForm();
       elementStart = i + 1;
+    } else if (inData && depth > 2) {
+      // Inside an element, between its strings: numbers as JavaScript prints them, no whitespace.
+      if ((byte >= 0x30 && byte <= 0x39) || byte === 0x2d) {
+        const after = numberEnd(bytes, i, length);
+        if (after < 0) form.canonical = false;
+        else i = after - 1;
+      } else if (isSpace(byte)) form.canonical = false;
     }
   }
   return found && found.close >= 0 && depth === 0 ? found : undefined;

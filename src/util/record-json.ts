@@ -15,3 +15,11 @@ export function recordJson(data: object): string {
   }
   return text;
 }
+
+/**
+ * Records `text` as the JSON of `data` when it is known without serialising (cut from the response
+ * text, see src/api/source-json.ts). The caller guarantees it is exactly `JSON.stringify(data)`.
+ */
+export function knownRecordJson(data: object, text: string): void {
+  texts.set(data, text);
+}

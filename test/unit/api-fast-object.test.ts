@@ -89,6 +89,23 @@ describe('fast parse of list elements', () => {
     expect(compared).toBeGreaterThan(300);
   });
 
+  it('an enumerable key on Object.prototype (for…in lists it, Object.values does not): zod\'s output all the same', () => {
+    const schema = resources.loadSchema as z.ZodType;
+    const fast = fastObjectParser(schema)!;
+    const inputs = [0, 1, 2].map((i) => JSON.parse(JSON.stringify({ ...fixture('load-main'), reference_number: `M${i}` })) as unknown);
+    Object.defineProperty(Object.prototype, 'zz_inherited', { value: 'inherited', enumerable: true, configurable: true, writable: true });
+    try {
+      // The same key order three times: the later ones are built as copies of one shape.
+      for (const input of inputs) {
+        const parsed = schema.safeParse(input);
+        expect(parsed.success).toBe(true);
+        expect(JSON.stringify(fast(input))).toBe(JSON.stringify(parsed.data));
+      }
+    } finally {
+      delete (Object.prototype as Record<string, unknown>).zz_inherited;
+    }
+  });
+
   it('leaves what zod rejects to zod: the same rejections and problems', () => {
     const prng = new Prng(7);
     const items = Array.from({ length: 2000 }, () => randomRecord(prng, fixture('load-main') as Record<string, unknown>));

@@ -1,4 +1,6 @@
 import type { z } from 'zod';
+import { knownRecordJson } from '../../util/record-json.js';
+import { reorderedJson, sourceJsonOf } from '../source-json.js';
 import { identifier, optionalBoolean, optionalDate, optionalNumber, optionalString, requiredString } from './common.js';
 
 /** A field type the fast path knows: its check, and what zod's output makes of a valid value. */
@@ -85,14 +87,8 @@ function compile(schema: z.ZodType): FastParse | undefined {
     const inputKeys: string[] = [];
     for (const key in record) inputKeys.push(key);
     const shape = shapeOf(shapes, inputKeys, () => outputShape(keys, declared, outputOf, record, inputKeys));
-    if (!shape.template) return build(record);
-    const out: Record<string, unknown> = { ...shape.template };
-    const { outputKeys, outputs } = shape;
-    for (let i = 0; i < outputKeys.length; i++) {
-      const key = outputKeys[i]!;
-      const output = outputs[i];
-      out[key] = output ? output(record[key]) : record[key];
-    }
+    const out = shape.template ? fill(shape, shape.template, record) : build(record);
+    carryJson(shape, record, out);
     return out;
   };
 }
@@ -108,6 +104,10 @@ interface Shape {
   readonly inputKeys: readonly string[];
   readonly outputKeys: readonly string[];
   readonly outputs: readonly (((value: unknown) => unknown) | undefined)[];
+  /** The input position of each output key. */
+  readonly positions: readonly number[];
+  /** `positions`, when the output has exactly the input's keys (none dropped). */
+  readonly order: readonly number[] | undefined;
   template?: Record<string, unknown>;
 }
 
@@ -133,6 +133,36 @@ function shapeOf(shapes: Shape[], inputKeys: readonly string[], make: () => Shap
   return shape;
 }
 
+/** The output of one input as a copy of its shape's template (see Shape). */
+function fill(shape: Shape, template: Record<string, unknown>, record: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...template };
+  const { outputKeys, outputs, positions } = shape;
+  // The values by position (the input's own keys are the shape's input keys, in that order, unless
+  // for…in also listed inherited ones): one call instead of a lookup by name per key.
+  const values = Object.values(record);
+  const byPosition = values.length === shape.inputKeys.length;
+  for (let i = 0; i < outputKeys.length; i++) {
+    const value = byPosition ? values[positions[i]!] : record[outputKeys[i]!];
+    const output = outputs[i];
+    out[outputKeys[i]!] = output ? output(value) : value;
+  }
+  return out;
+}
+
+/**
+ * When the output holds every member of the input unchanged (a transform that changed nothing,
+ * like String of a string), only in another order, its JSON is cut from the response text the
+ * input was parsed from, if that text is its JSON (source-json.ts): not serialised again.
+ */
+function carryJson(shape: Shape, record: Record<string, unknown>, out: Record<string, unknown>): void {
+  const { order, outputKeys, outputs } = shape;
+  if (!order) return;
+  const source = sourceJsonOf(record);
+  if (!source || source.starts.length !== order.length) return;
+  for (let i = 0; i < outputKeys.length; i++) if (outputs[i] && out[outputKeys[i]!] !== record[outputKeys[i]!]) return;
+  knownRecordJson(out, reorderedJson(source, order));
+}
+
 function sameKeys(a: readonly string[], b: readonly string[]): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
@@ -148,5 +178,7 @@ function outputShape(
   inputKeys: readonly string[],
 ): Shape {
   const outputKeys = [...keys.filter((key) => key in record), ...inputKeys.filter((key) => !declared.has(key) && key !== '__proto__')];
-  return { inputKeys, outputKeys, outputs: outputKeys.map((key) => outputOf.get(key)) };
+  const positions = outputKeys.map((key) => inputKeys.indexOf(key));
+  const order = outputKeys.length === inputKeys.length ? positions : undefined;
+  return { inputKeys, outputKeys, outputs: outputKeys.map((key) => outputOf.get(key)), positions, order };
 }
