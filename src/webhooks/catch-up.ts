@@ -41,7 +41,7 @@ export async function catchUp(options: CatchUpOptions, signal: AbortSignal): Pro
   const { client, inbox, checkpoints } = options;
   const now = client.clock.now();
   const to = now.toISOString();
-  const stored = await checkpoints.get(CATCH_UP_KEY, catchUpCursor);
+  let stored = await checkpoints.get(CATCH_UP_KEY, catchUpCursor);
   // The log was read up to `readUpTo`: every event before it has been seen, delivered or not.
   // Deliveries since then say nothing about the events between (the sender gives up on one and
   // goes on with the next, and a backed-up sender delivers minutes late), so they never move the
@@ -75,11 +75,33 @@ export async function catchUp(options: CatchUpOptions, signal: AbortSignal): Pro
     }
     // Brokerage has no paging on this endpoint: one answer is the whole window.
     if (client.variant !== 'main' || page.items.length < PAGE) break;
+    // Main pages oldest first: every event older than this page's last one has been stored, so
+    // the position moves there now. A long read cut short (a lease lost, a shutdown) resumes from
+    // it instead of starting over — under lease churn a read of minutes never finished and the
+    // events the sender gave up on were never stored (cluster chaos run 18).
+    const progress = progressOf(page.items as Array<Record<string, unknown>>);
+    if (progress && (!stored || Date.parse(progress) > Date.parse(stored.readUpTo))) {
+      await checkpoints.set(CATCH_UP_KEY, { readUpTo: progress }, catchUpCursor);
+      stored = { readUpTo: progress };
+    }
   }
   // Never backwards: a replica that took over before its clock learned the API's offset reads
   // up to an earlier `to` than the previous holder recorded (found by the cluster chaos run).
   await checkpoints.set(CATCH_UP_KEY, { readUpTo: latest(to, stored?.readUpTo ?? null) ?? to }, catchUpCursor);
   return { from, to, read, stored: storedCount };
+}
+
+/**
+ * Just before the newest createdAt of a page read oldest first: events stamped with that very
+ * millisecond may continue on the next page.
+ */
+function progressOf(items: Array<Record<string, unknown>>): string | undefined {
+  let newest = Number.NEGATIVE_INFINITY;
+  for (const item of items) {
+    const at = typeof item.createdAt === 'string' ? Date.parse(item.createdAt) : Number.NaN;
+    if (Number.isFinite(at) && at > newest) newest = at;
+  }
+  return Number.isFinite(newest) ? new Date(newest - 1).toISOString() : undefined;
 }
 
 function latest(a: string | null, b: string | null): string | null {

@@ -406,11 +406,16 @@ export async function runClusterChaos(options: ClusterChaosOptions, print: (line
     if (!drained) problems.push(`outbound did not drain within 120 s (${tenants.filter((t) => !(t.feed!.pendingStaging === 0 && outboundSettled(t.inboxDir, hasInbox, t.sinkSet.sqliteFile))).map((t) => t.name ?? 'the account').join(', ')})`);
     await Promise.race([Promise.all(tenants.map((t) => t.sim.webhooksIdle())), sleep(30_000)]);
     const settledAt = new Date(Date.now() + 4_000).toISOString();
+    // Events the sender gave up on exist only in the API's event log: a catch-up must have read
+    // the log past the last change (server time) before every event can be in the inbox.
+    const lastChangeAt = tenants.map((t) => t.sim.now().toISOString());
     const passed = await settleWithin(async () => {
-      for (const t of tenants) if (!((await streamsPassedSince(t.client, t.streams.map((s) => s.stream), settledAt)) && (await inboxSettled(t.client)))) return false;
+      for (const [i, t] of tenants.entries()) {
+        if (!((await streamsPassedSince(t.client, t.streams.map((s) => s.stream), settledAt)) && (await inboxSettled(t.client)) && (await catchUpReadPast(t.client, lastChangeAt[i]!)))) return false;
+      }
       return true;
     }, 180_000, remedyLostPairs);
-    if (!passed) problems.push(`the cluster did not complete a pass of every stream of every account after ${settledAt} with the webhook inbox settled`);
+    if (!passed) problems.push(`the cluster did not complete a pass of every stream of every account after ${settledAt} with the webhook inbox settled and the event log read past the last change`);
     const monitored = await Promise.all(tenants.map((t) => t.monitor!.stop()));
     const exits = await set.terminateAll(20_000);
     for (const e of exits) if (e.timedOut || e.code !== 0) problems.push(`SIGTERM: ${e.replica} ${e.timedOut ? 'did not stop within 20 s' : `exited with ${e.code ?? e.signal}`}`);
@@ -653,6 +658,13 @@ async function settleWithin(done: () => Promise<boolean>, ms: number, remedy: ()
     await sleep(500);
   }
   return done().catch(() => false);
+}
+
+/** Whether the account's webhook catch-up has read the API's event log up to `serverTime`. */
+async function catchUpReadPast(client: Parameters<typeof readLease>[0], serverTime: string): Promise<boolean> {
+  const { rows } = await client.query<{ cursor: string }>('select cursor from checkpoints where stream = $1', ['webhooks:catch-up']);
+  const readUpTo = rows[0] ? (JSON.parse(rows[0].cursor) as { readUpTo?: string }).readUpTo : undefined;
+  return readUpTo !== undefined && Date.parse(readUpTo) >= Date.parse(serverTime);
 }
 
 async function streamsPassedSince(client: Parameters<typeof readLease>[0], streams: readonly string[], since: string): Promise<boolean> {

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listWebhookEvents } from '../../src/api/endpoints/webhook-events.js';
 import type { SimulatorHandle } from '../../src/simulator/index.js';
-import { catchUp } from '../../src/webhooks/catch-up.js';
+import { CATCH_UP_KEY, catchUp } from '../../src/webhooks/catch-up.js';
+import { z } from 'zod';
 import { bodyKey } from '../../src/webhooks/webhook-event.js';
 import type { AppContext } from '../../src/app/app-context.js';
 import { silentLogger } from '../../src/util/logger.js';
@@ -15,6 +16,8 @@ import { pullConfig, startSim, tempDir, withPullApp } from '../helpers/pull-harn
  * two lost events: they were never processed (polling later covered their loads, the events
  * themselves were missing).
  */
+const cursor = z.strictObject({ readUpTo: z.string() });
+
 describe.each(['main', 'brokerage'] as const)('webhook catch-up after a delivery given up (%s)', (variant) => {
   let sim: SimulatorHandle;
 
@@ -74,6 +77,47 @@ describe.each(['main', 'brokerage'] as const)('webhook catch-up after a delivery
       expect(Date.parse(result.from!)).toBeLessThanOrEqual(lostFrom.getTime());
       const inInbox = new Set((await app.db.selectFrom('webhook_inbox').select('event_key').execute()).map((r) => r.event_key));
       expect(lost.filter((key) => !inInbox.has(key))).toEqual([]);
+    });
+  });
+
+  it.runIf(variant === 'main')('keeps its progress page by page: a read cut short resumes where it was (chaos run 18)', async () => {
+    const dir = tempDir(`wh-catch-up-progress-${variant}`);
+    const config = pullConfig({ sim, dir, streams: ['loads'] });
+    await withPullApp(config, dir, async (app) => {
+      expect((await runCatchUp(app, 1_000)).from).toBeNull();
+      const start = (await app.stores.checkpoints.get(CATCH_UP_KEY, cursor))!.readUpTo;
+      // More than two pages of events while nothing was read.
+      for (let i = 0; i < 12 && (await loggedBetween(new Date(start), sim.now())).length < 130; i++) {
+        sim.advance(2_000);
+        await sim.mutate(20);
+      }
+      const logged = await loggedBetween(new Date(start), sim.now());
+      expect(logged.length).toBeGreaterThan(100);
+      sim.advance(1_000);
+      await listWebhookEvents(app.client, { limit: 1 });
+
+      // The read is cut short after its first page is stored (the lease was lost).
+      const cut = new AbortController();
+      const inbox = Object.assign(Object.create(app.stores.webhookInbox) as typeof app.stores.webhookInbox, {
+        acceptMany: async (...args: Parameters<typeof app.stores.webhookInbox.acceptMany>) => {
+          const outcomes = await app.stores.webhookInbox.acceptMany(...args);
+          cut.abort(new Error('lease lost'));
+          return outcomes;
+        },
+      });
+      await expect(
+        catchUp({ client: app.client, inbox, checkpoints: app.stores.checkpoints, metrics: app.metrics, logger: silentLogger(), overlapMs: 1_000, maxAgeMs: 86_400_000, dedupeWindowMs: 3_600_000 }, cut.signal),
+      ).rejects.toThrow();
+      const firstPage = (await app.db.selectFrom('webhook_inbox').select(['occurred_at']).execute()).map((r) => Date.parse(r.occurred_at!));
+      expect(firstPage).toHaveLength(50);
+      const position = (await app.stores.checkpoints.get(CATCH_UP_KEY, cursor))!.readUpTo;
+      expect(Date.parse(position)).toBe(Math.max(...firstPage) - 1);
+
+      // The next read starts there (less the overlap), not at the old position, and stores the rest.
+      const next = await runCatchUp(app, 1_000);
+      expect(Date.parse(next.from!)).toBe(Date.parse(position) - 1_000);
+      const inInbox = new Set((await app.db.selectFrom('webhook_inbox').select('event_key').execute()).map((r) => r.event_key));
+      expect(logged.filter((key) => !inInbox.has(key))).toEqual([]);
     });
   });
 });
