@@ -2,7 +2,7 @@ import { PerformanceObserver } from 'node:perf_hooks';
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 
 /** Largest semi-space the young generation grows to, MiB (V8's own limit on 64-bit is 16). */
-export const DEFAULT_SEMI_SPACE_MIB = 8;
+export const DEFAULT_SEMI_SPACE_MIB = 4;
 
 /** V8's `--semi-space-growth-factor` default: the new space doubles when enough survives. */
 const V8_GROWTH_FACTOR = 2;
@@ -54,8 +54,9 @@ export function youngGenerationGovernor(capMiB: number, v8: YoungGenerationV8 = 
  * allocation rate such as a backfill's, and all of it stays resident: 32 MiB of a ~160 MiB peak.
  * Its size can only be capped when node starts (`--max-semi-space-size`), which a CLI run as
  * `freight-sync` cannot pass, but V8 reads its growth factor each time it grows the space: this
- * watches the collections and stops the growth at the cap (8 MiB: −16 MiB of RSS for a few
- * percent more scavenges). Two growths between two turns of the event loop can pass the cap by
+ * watches the collections and stops the growth at the cap. 4 MiB took a 10^5-load backfill from
+ * ~147 to ~136 MiB peak RSS for ~5% more CPU (8 MiB: −16 MiB from V8's own 16 for ~1%;
+ * bench/results-scaling.md). Two growths between two turns of the event loop can pass the cap by
  * one step; the next collection stops it there. The observer does not keep the process alive.
  */
 export function capYoungGeneration(env: NodeJS.ProcessEnv = process.env): number | undefined {
