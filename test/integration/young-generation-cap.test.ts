@@ -37,7 +37,7 @@ describe('young generation cap (real V8)', () => {
   it('keeps the new space at two semi-spaces of the cap, where V8 alone grows it further', () => {
     assertBuilt();
     const mib = 1024 * 1024;
-    expect(newSpaceBytes('0')).toBeGreaterThan(4 * mib);
-    expect(newSpaceBytes('2')).toBeLessThanOrEqual(4 * mib);
+    expect(newSpaceBytes('0')).toBeGreaterThan(8 * mib);
+    expect(newSpaceBytes('4')).toBeLessThanOrEqual(8 * mib);
   });
 });
