@@ -59,9 +59,12 @@ ARG DRIVERS=postgres,mysql,sftp
 LABEL org.opencontainers.image.title="freight-sync" \
       io.freight-sync.node-major="${NODE_MAJOR}" \
       io.freight-sync.drivers="${DRIVERS}"
+# MALLOC_ARENA_MAX: glibc gives each allocating thread (V8's helpers, libuv's pool) its own malloc
+# arena, each resident at its own peak; two arenas took a 10^5-load backfill ~8 MiB lower (README "Memory").
 ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     NODE_ENV=production \
-    FREIGHT_SYNC_IN_CONTAINER=1
+    FREIGHT_SYNC_IN_CONTAINER=1 \
+    MALLOC_ARENA_MAX=2
 WORKDIR /app
 COPY --from=prod-deps /app/node_modules ./node_modules
 COPY --from=prod-deps /app/package.json ./

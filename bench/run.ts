@@ -60,7 +60,7 @@ async function main(): Promise<void> {
       ),
       notes:
         'Peak RSS is the `freight-sync backfill` child\'s own (`process.resourceUsage().maxRSS` at exit); the simulator runs in the bench process. ' +
-        "Of it, ~53 MiB are file-backed pages (node binary, libraries) and the V8 heap's live part is ~30 MiB; the rest is young-generation space (up to 32 MiB), garbage awaiting collection, and malloc'd buffers.",
+        "Of it, ~48 MiB are file-backed pages (node binary, libraries) and the V8 heap's live part is ~30 MiB; the young generation is capped at two 4 MiB semi-spaces (src/cli/young-generation.ts); the rest is old-generation garbage awaiting collection and malloc'd memory (SQLite page cache, per-thread arenas).",
     });
   }
 

@@ -1,5 +1,6 @@
 import { mappingRejections, type ContractLogger, type RecordBatch, type RecordSink, type SinkAck, type StreamMapper } from '../../src/contracts/index.js';
 import { throwIfAborted } from '../../src/util/abort.js';
+import { releaseBuffer } from '../../src/util/release-buffer.js';
 import type { FileTarget } from './file-target.js';
 import { encodeCsv, latin1Check } from './encode-csv.js';
 import { batchFileOf, batchName, parseBatchName, STAGING_DIR, utcStamp } from './file-names.js';
@@ -89,7 +90,12 @@ export class FileDropSink implements RecordSink {
         head: encodeCsv(table.columns, [], options),
         body: encodeCsv(table.columns, table.rows, { ...options, header: false, bom: false }),
       }));
-    if (tables.length > 0) await this.exclusive(() => this.stagePage(tables, signal));
+    if (tables.length > 0) {
+      await this.exclusive(() => this.stagePage(tables, signal));
+      // Staged durably: the rows' bytes are not read again (publishing reads the staged file);
+      // the heads stay, the open batch compares them.
+      for (const table of tables) releaseBuffer(table.body);
+    }
     return { rejected: mappingRejections(errors) };
   }
 

@@ -1,11 +1,11 @@
 #!/usr/bin/env node
-import { describeError } from '../util/errors.js';
-import { scrubSecrets } from '../util/secrets.js';
-import { EXIT_WORK_FAILED } from './exit-codes.js';
 import { limitHeapGrowth } from './heap-growth.js';
-import { main } from './main.js';
+import { capYoungGeneration } from './young-generation.js';
 
+// Before anything else is loaded: loading the commands' modules already allocates tens of MiB,
+// and a young generation grown meanwhile would stay at that size (young-generation.ts).
 limitHeapGrowth();
+capYoungGeneration();
 
 // Benchmarks read the process's peak memory from this line (resourceUsage reports KiB on Linux).
 if (process.env.FREIGHT_SYNC_REPORT_RSS === '1') {
@@ -18,6 +18,13 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   if (error.code !== 'EPIPE') throw error;
   process.exit(process.exitCode ?? 0);
 });
+
+const [{ describeError }, { scrubSecrets }, { EXIT_WORK_FAILED }, { main }] = await Promise.all([
+  import('../util/errors.js'),
+  import('../util/secrets.js'),
+  import('./exit-codes.js'),
+  import('./main.js'),
+]);
 
 main(process.argv).then(
   (code) => {
