@@ -24,6 +24,8 @@ import { unnestBatchStatement } from './unnest-statement.js';
  *   end, and the inserts (not read) run after it, so a replaced child row never meets its old
  *   self; were that order ever different, the unique violation would only send the batch to the
  *   statement-per-table path. All parts share one snapshot: no delete sees a row just inserted.
+ *   Values are bound as one array per column (unnest-statement.ts) unless a column's type is not
+ *   a plain scalar; then one parameter per value (the VALUES form, built here).
  * - MySQL/MariaDB: the same statements as one multi-statement query (the pool allows it; every
  *   value is still escaped by the driver), run in order.
  *
