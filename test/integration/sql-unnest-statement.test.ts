@@ -4,8 +4,8 @@ import { sqlConnector, sqlOptionsSchema } from '../../connectors/sql/index.js';
 import { compileBatchStatement } from '../../connectors/sql/batch-statement.js';
 import { groupRecords } from '../../connectors/sql/record-groups.js';
 import { planStream } from '../../connectors/sql/table-plan.js';
-import { createStreamMapper, loadMapping } from '../../src/mapping/index.js';
-import type { SyncRecord } from '../../src/contracts/index.js';
+import { createStreamMapper, loadMapping, parseMapping } from '../../src/mapping/index.js';
+import type { StreamMapping, SyncRecord } from '../../src/contracts/index.js';
 import { Prng } from '../../src/simulator/prng.js';
 import { silentLogger } from '../../src/util/logger.js';
 import { availableTargets, createTarget, type SqlTarget } from '../helpers/sql-targets.js';
@@ -59,8 +59,8 @@ describe('PostgreSQL batch statement: arrays per column store what the VALUES fo
     await target?.drop();
   });
 
-  it.skipIf(!url)('same rows in twin tables after 40 batches of odd values, tombstones and late versions; same batches refused', async () => {
-    const mapping = await loadMapping('loads', undefined, { baseDir: process.cwd(), variant: 'main' });
+  /** Runs every batch through both forms into twin tables; same outcomes, same rows. */
+  async function compare(mapping: StreamMapping, tables: readonly string[], batches: readonly SyncRecord[][]): Promise<void> {
     const mapper = createStreamMapper(mapping);
     const forms = { arrays: 'ua_', values: 'uv_' } as const;
     for (const tablePrefix of Object.values(forms)) {
@@ -68,7 +68,7 @@ describe('PostgreSQL batch statement: arrays per column store what the VALUES fo
         instanceName: 'erp',
         logger: silentLogger(),
         baseDir: process.cwd(),
-        mappings: new Map([['loads', mapper]]),
+        mappings: new Map([[mapping.stream, mapper]]),
       });
       await instance.init?.(new AbortController().signal);
       await instance.close();
@@ -76,22 +76,14 @@ describe('PostgreSQL batch statement: arrays per column store what the VALUES fo
     const db = target.reader;
     const schema = String(target.options.schema);
     const ctx = { dialect: 'postgres' as const, schema };
-    const prng = new Prng(7);
     const outcomes: Record<keyof typeof forms, string[]> = { arrays: [], values: [] };
-    for (let b = 0; b < 40; b++) {
-      const records: SyncRecord[] = Array.from({ length: 1 + prng.int(6) }, () => {
-        // Keys recur across batches (updates, children replaced), with versions going either way.
-        const n = prng.int(30);
-        const version = prng.pick(['2024-05-01T13:45:10.123Z', '2024-06-01T00:00:00.000Z', '2024-07-01T00:00:00.000Z']);
-        const data = load(prng, n, version);
-        return { stream: 'loads', key: String(data.reference_number), op: prng.chance(0.15) ? 'delete' : 'upsert', updatedAt: version, data, syncedAt: '2024-07-02T00:00:00.000Z' };
-      });
-      const { batch, errors } = mapper.map({ stream: 'loads', batchId: `b${b}`, records });
+    for (const [b, records] of batches.entries()) {
+      const { batch, errors } = mapper.map({ stream: mapping.stream, batchId: `b${b}`, records });
       for (const [form, tablePrefix] of Object.entries(forms) as [keyof typeof forms, string][]) {
         const plan = planStream(mapping, { dialect: 'postgres', tablePrefix, textLength: 255 });
         const groups = groupRecords(batch, records, errors, plan);
         if (groups.length === 0) continue;
-        const statement = compileBatchStatement(db, ctx, plan, groups, { table: `${tablePrefix}sync_errors`, stream: 'loads' }, { unnest: form === 'arrays' });
+        const statement = compileBatchStatement(db, ctx, plan, groups, { table: `${tablePrefix}sync_errors`, stream: mapping.stream }, { unnest: form === 'arrays' });
         // Arrays: every parameter but the stream name is a column's array.
         const arrays = statement.parameters.filter((p) => Buffer.isBuffer(p) || Array.isArray(p)).length;
         expect(arrays).toBe(form === 'arrays' ? statement.parameters.length - 1 : 0);
@@ -105,15 +97,55 @@ describe('PostgreSQL batch statement: arrays per column store what the VALUES fo
       }
     }
     expect(outcomes.arrays).toEqual(outcomes.values);
-    expect(outcomes.arrays.filter((o) => o.startsWith('written')).length).toBeGreaterThan(20);
-    for (const table of ['loads', 'load_stops']) {
+    expect(outcomes.arrays.filter((o) => o.startsWith('written')).length).toBeGreaterThan(batches.length / 2);
+    for (const table of tables) {
       const rows = async (prefix: string) => {
         const result = await sql<Record<string, unknown>>`select * from ${sql.table(`${schema}.${prefix}${table}`)}`.execute(db);
         return result.rows.map((row) => JSON.stringify(row)).sort();
       };
       const stored = await rows(forms.arrays);
-      expect(stored.length).toBeGreaterThan(10);
+      expect(stored.length).toBeGreaterThan(3);
       expect(stored).toEqual(await rows(forms.values));
     }
+  }
+
+  it.skipIf(!url)('same rows in twin tables after 40 batches of odd values, tombstones and late versions; same batches refused', async () => {
+    const mapping = await loadMapping('loads', undefined, { baseDir: process.cwd(), variant: 'main' });
+    const prng = new Prng(7);
+    const batches = Array.from({ length: 40 }, (): SyncRecord[] =>
+      Array.from({ length: 1 + prng.int(6) }, () => {
+        // Keys recur across batches (updates, children replaced), with versions going either way.
+        const n = prng.int(30);
+        const version = prng.pick(['2024-05-01T13:45:10.123Z', '2024-06-01T00:00:00.000Z', '2024-07-01T00:00:00.000Z']);
+        const data = load(prng, n, version);
+        return { stream: 'loads', key: String(data.reference_number), op: prng.chance(0.15) ? 'delete' : 'upsert', updatedAt: version, data, syncedAt: '2024-07-02T00:00:00.000Z' };
+      }),
+    );
+    await compare(mapping, ['loads', 'load_stops'], batches);
+  });
+
+  it.skipIf(!url)('a two-column root key: children deleted and replaced per (a, b), as the VALUES form does', async () => {
+    const mapping = parseMapping('pairs', {
+      table: 'pairs',
+      key: ['a', 'b'],
+      columns: [
+        { name: 'a', path: 'a' },
+        { name: 'b', path: 'b', transform: 'integer' },
+        { name: 'label', path: 'label' },
+      ],
+      children: [{ table: 'pair_items', path: 'items', parentKey: { a: 'a', b: 'b' }, key: ['a', 'b', 'n'], columns: [{ name: 'n', path: '$index' }, { name: 'item', path: 'text' }] }],
+    });
+    const prng = new Prng(11);
+    const batches = Array.from({ length: 12 }, (_, i): SyncRecord[] =>
+      Array.from({ length: 1 + prng.int(4) }, () => {
+        // (x, 1) and (x, 2) share their first column: a delete by `a` alone would take the other's items.
+        const a = `k${prng.int(3)}`;
+        const b = 1 + prng.int(2);
+        const items = Array.from({ length: prng.int(3) }, (_, n) => ({ text: `i${i}-${n}` }));
+        const version = `2024-05-${String(1 + i).padStart(2, '0')}T00:00:00.000Z`;
+        return { stream: 'pairs', key: `${a}/${b}`, op: 'upsert', updatedAt: version, data: { a, b, label: `l${i}`, items }, syncedAt: '2024-07-02T00:00:00.000Z' };
+      }),
+    );
+    await compare(mapping, ['pairs', 'pair_items'], batches);
   });
 });
