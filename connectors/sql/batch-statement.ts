@@ -2,9 +2,11 @@ import { CompiledQuery, sql, type RawBuilder } from 'kysely';
 import type { AnyDb } from './connect.js';
 import { encodeRow, encodeValuesInto, type DbRow } from './encode-row.js';
 import type { RecordGroup } from './record-groups.js';
-import { chunk, deleteByRootKeysQuery, insertQuery, qualified, rowsPerStatement, upsertQuery, type StatementContext } from './statements.js';
+import { chunk, deleteByRootKeysQuery, insertQuery, qualified, rowsPerStatement, upsertQuery, type ErrorsMirror, type StatementContext } from './statements.js';
+import { bindTemplate, Slot, templateOf, type StatementTemplate } from './statement-template.js';
 import type { StreamPlan, TablePlan } from './table-plan.js';
 import { markPreparable } from './prepared-statements.js';
+import { unnestBatchStatement } from './unnest-statement.js';
 
 
 /**
@@ -22,16 +24,15 @@ import { markPreparable } from './prepared-statements.js';
  *   end, and the inserts (not read) run after it, so a replaced child row never meets its old
  *   self; were that order ever different, the unique violation would only send the batch to the
  *   statement-per-table path. All parts share one snapshot: no delete sees a row just inserted.
+ *   Values are bound as one array per column (unnest-statement.ts) unless a column's type is not
+ *   a plain scalar; then one parameter per value (the VALUES form, built here).
  * - MySQL/MariaDB: the same statements as one multi-statement query (the pool allows it; every
  *   value is still escaped by the driver), run in order.
  *
  * Anything else (SQLite, SQL Server, hard deletes, a batch over the parameter limit) keeps the
  * statement-per-table path (`writeGroups`), which also isolates refused records when this fails.
  */
-export interface ErrorsMirror {
-  readonly table: string;
-  readonly stream: string;
-}
+export type { ErrorsMirror } from './statements.js';
 
 /** Bound parameters of one statement: well under PostgreSQL's 65535. */
 const MAX_PARAMS = 30_000;
@@ -60,6 +61,8 @@ export async function writeBatchInOneStatement(db: AnyDb, ctx: StatementContext,
 /**
  * The batch's statement (PostgreSQL or MySQL), its text from the template of the batch's shape
  * (`reuse`, the default) or built afresh (what the template must equal; tests compare the two).
+ * On PostgreSQL the values are bound as one array per column (`unnest`, the default) where the
+ * plan's column types allow it; `unnest: false` gives the VALUES form.
  */
 export function compileBatchStatement(
   db: AnyDb,
@@ -67,10 +70,13 @@ export function compileBatchStatement(
   plan: StreamPlan,
   groups: readonly RecordGroup[],
   errors: ErrorsMirror,
-  { reuse = true }: { reuse?: boolean } = {},
+  { reuse = true, unnest = true }: { reuse?: boolean; unnest?: boolean } = {},
 ): CompiledQuery {
   // Sorted by key so two writers touching the same rows lock them in the same order (no deadlock).
   const sorted = [...groups].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  // PostgreSQL: one array per column (unnest-statement.ts) wherever every column's type allows it.
+  const arrays = ctx.dialect === 'postgres' && unnest ? unnestBatchStatement(db, ctx, plan, sorted, errors) : undefined;
+  if (arrays) return arrays;
   const build = ctx.dialect === 'postgres' ? postgresStatement : mysqlStatements;
   if (!reuse) return build(db, ctx, plan, encodedRows(ctx, plan, sorted), errors);
   return fromTemplate(db, ctx, plan, flatValues(ctx, plan, sorted), errors, build);
@@ -140,28 +146,13 @@ function batchRows(plan: StreamPlan, flat: FlatValues, at: (index: number) => un
 }
 
 /**
- * A value's place in a batch statement. The statement's text depends only on the batch's shape
- * (row counts per table), so it is built and compiled by Kysely once per shape, with slots where
- * the values go; each batch of that shape then only binds its values. Building Kysely's tree for
- * ~5,000 values and compiling it per batch was ~15% of the PostgreSQL sink's CPU (and much of its
- * garbage). Kysely binds any value it is given as a parameter (never inlines it), so a slot lands
- * exactly where the value would, in the same text.
+ * The statement's text depends only on the batch's shape (row counts per table), so it is built
+ * and compiled by Kysely once per shape, with slots where the values go (statement-template.ts);
+ * each batch of that shape then only binds its values.
  */
-class Slot {
-  constructor(readonly index: number) {}
-}
-
-interface Template {
-  readonly sql: string;
-  /** The compiled parameters: anything that is not a batch value (the stream name) as it is. */
-  readonly parameters: readonly unknown[];
-  /** For each parameter, the place of its value in the batch's flat values; -1: a constant from `parameters`. */
-  readonly places: Int32Array;
-}
-
 /** Shapes kept per stream plan: batches of one size vary mostly in their child-row counts. */
 const TEMPLATES_PER_PLAN = 64;
-const templates = new WeakMap<StreamPlan, Map<string, Template>>();
+const templates = new WeakMap<StreamPlan, Map<string, StatementTemplate>>();
 
 function fromTemplate(
   db: AnyDb,
@@ -183,22 +174,13 @@ function fromTemplate(
   } else {
     const slots = flat.values.map((_, i) => new Slot(i));
     const compiled = build(db, ctx, plan, batchRows(plan, flat, (i) => slots[i]), errors);
-    // Every value must arrive as a parameter (keys more than once); were one ever inlined or transformed, build per batch.
-    if (new Set(compiled.parameters.filter((p) => p instanceof Slot)).size !== slots.length) {
-      return build(db, ctx, plan, batchRows(plan, flat, (i) => flat.values[i]), errors);
-    }
-    const places = Int32Array.from(compiled.parameters, (p) => (p instanceof Slot ? p.index : -1));
-    template = { sql: compiled.sql, parameters: compiled.parameters.map((p) => (p instanceof Slot ? undefined : p)), places };
+    template = templateOf(compiled, slots.length);
+    // A value inlined or transformed: built per batch.
+    if (!template) return build(db, ctx, plan, batchRows(plan, flat, (i) => flat.values[i]), errors);
     if (cache.size >= TEMPLATES_PER_PLAN) cache.delete(cache.keys().next().value!);
   }
   cache.set(shape, template);
-  const { places, parameters } = template;
-  const bound = new Array<unknown>(places.length);
-  for (let i = 0; i < places.length; i += 1) {
-    const place = places[i]!;
-    bound[i] = place >= 0 ? flat.values[place] : parameters[i];
-  }
-  return CompiledQuery.raw(template.sql, bound);
+  return bindTemplate(template, flat.values);
 }
 
 interface ChildRows {

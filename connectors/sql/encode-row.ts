@@ -22,6 +22,15 @@ export function encodeValuesInto(out: unknown[], row: Row, plan: TablePlan, dial
   for (const column of plan.columns) out.push(encodeColumn(row, column, plan, dialect, op));
 }
 
+/**
+ * The values `encodeRow` would hold, each appended to its column's array (`out[i]` for the plan's
+ * i-th column): a PostgreSQL batch statement binds one array per column (unnest-statement.ts).
+ */
+export function encodeColumnsInto(out: readonly unknown[][], row: Row, plan: TablePlan, dialect: SqlDialectName, op: 'upsert' | 'delete'): void {
+  const columns = plan.columns;
+  for (let i = 0; i < columns.length; i += 1) out[i]!.push(encodeColumn(row, columns[i]!, plan, dialect, op));
+}
+
 function encodeColumn(row: Row, column: ColumnPlan, plan: TablePlan, dialect: SqlDialectName, op: 'upsert' | 'delete'): unknown {
   if (column.name === DELETED_COLUMN && plan.isRoot) return encodeCell(op === 'delete', column, dialect);
   return encodeCell(row[column.name] ?? null, column, dialect);

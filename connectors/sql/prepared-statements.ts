@@ -16,6 +16,10 @@ import type pg from 'pg';
  * connection lives, so each connection prepares at most `PER_CONNECTION` texts; later shapes go
  * unnamed, as before. Texts are named once they recur (`markPreparable`, on a template cache hit),
  * so a one-off shape never takes a place.
+ *
+ * The array form of the statement (unnest-statement.ts), used wherever the stream's column types
+ * allow it, is one ~6 KB text per stream whatever the batch's row counts: it is marked from its
+ * first batch and takes one place per stream.
  */
 
 /** Prepared texts per connection (~1.7 MB of server memory each at the default loads mapping). */

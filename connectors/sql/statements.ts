@@ -1,4 +1,4 @@
-import { sql, type Expression, type SqlBool } from 'kysely';
+import { sql, type Expression, type OnConflictBuilder, type SqlBool } from 'kysely';
 import type { AnyDb } from './connect.js';
 import type { DbRow } from './encode-row.js';
 import type { SqlDialectName } from './options.js';
@@ -13,6 +13,12 @@ import type { TablePlan } from './table-plan.js';
 export interface StatementContext {
   readonly dialect: SqlDialectName;
   readonly schema: string | undefined;
+}
+
+/** The errors table whose rows of the written keys a batch statement clears, and the stream. */
+export interface ErrorsMirror {
+  readonly table: string;
+  readonly stream: string;
 }
 
 /** Bound parameters per statement: under each driver's limit (SQL Server: 2100; SQLite: 32766). */
@@ -47,21 +53,7 @@ export function upsertQuery(db: AnyDb, ctx: StatementContext, plan: TablePlan, r
   switch (ctx.dialect) {
     case 'postgres':
     case 'sqlite':
-      return db
-        .insertInto(table)
-        .values(rows as DbRow[])
-        .onConflict((oc) =>
-          oc
-            .columns(plan.key as string[])
-            .doUpdateSet((eb) => Object.fromEntries(updated.map((c) => [c, eb.ref(`excluded.${c}`)])))
-            .where((eb) =>
-              eb.or([
-                eb(eb.ref(`${plan.name}.${VERSION}`), 'is', null),
-                eb(eb.ref(`excluded.${VERSION}`), 'is', null),
-                eb(eb.ref(`excluded.${VERSION}`), '>=', eb.ref(`${plan.name}.${VERSION}`)),
-              ]),
-            ),
-        );
+      return db.insertInto(table).values(rows as DbRow[]).onConflict(newerWinsOnConflict(plan));
     case 'mysql': {
       const stored = sql.ref(VERSION);
       const incoming = sql`VALUES(${stored})`;
@@ -92,6 +84,25 @@ export function upsertQuery(db: AnyDb, ctx: StatementContext, plan: TablePlan, r
         .thenInsertValues((eb: any) => Object.fromEntries(columns.map((c) => [c, eb.ref(`source.${c}`)])));
     }
   }
+}
+
+/**
+ * PostgreSQL's and SQLite's `ON CONFLICT` of the upsert: every column but the key updated, only
+ * when the incoming version is newer or equal (or either is NULL).
+ */
+export function newerWinsOnConflict(plan: TablePlan) {
+  const updated = plan.columns.map((c) => c.name).filter((c) => !plan.key.includes(c) && c !== VERSION).concat(VERSION);
+  return (oc: OnConflictBuilder<any, any>) =>
+    oc
+      .columns(plan.key as string[])
+      .doUpdateSet((eb) => Object.fromEntries(updated.map((c) => [c, eb.ref(`excluded.${c}`)])))
+      .where((eb) =>
+        eb.or([
+          eb(eb.ref(`${plan.name}.${VERSION}`), 'is', null),
+          eb(eb.ref(`excluded.${VERSION}`), 'is', null),
+          eb(eb.ref(`excluded.${VERSION}`), '>=', eb.ref(`${plan.name}.${VERSION}`)),
+        ]),
+      );
 }
 
 export function insertQuery(db: AnyDb, ctx: StatementContext, plan: TablePlan, rows: readonly DbRow[]) {

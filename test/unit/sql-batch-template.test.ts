@@ -68,8 +68,8 @@ describe('SQL batch statement: text compiled once per batch shape', () => {
         const groups = groupRecords(batch, records, errors, plan);
         if (groups.length === 0) continue;
         const errorsMirror = { table: 'freight_sync_errors', stream: 'loads' };
-        const reused = compileBatchStatement(db, ctx, plan, groups, errorsMirror);
-        const fresh = compileBatchStatement(db, ctx, plan, groups, errorsMirror, { reuse: false });
+        const reused = compileBatchStatement(db, ctx, plan, groups, errorsMirror, { unnest: false });
+        const fresh = compileBatchStatement(db, ctx, plan, groups, errorsMirror, { reuse: false, unnest: false });
         expect(reused.sql).toBe(fresh.sql);
         expect(reused.parameters).toEqual(fresh.parameters);
         shapes.add(reused.sql);
