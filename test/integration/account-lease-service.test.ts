@@ -83,6 +83,17 @@ describe.each([
     return s;
   }
 
+  /** B takes the lease over (as after A's pause outlasted the TTL); its claim skips the row while one of A's fenced commits holds it, so it tries until it wins. */
+  async function steal(thief: LeaseStore) {
+    let stolen: Awaited<ReturnType<LeaseStore['claim']>>[number] | undefined;
+    await waitFor(async () => {
+      await target.db.updateTable('account_leases').set({ expires_at_ms: 0 }).where('account', '=', 'acct').execute();
+      [stolen] = await thief.claim(['acct'], { holder: 'B', ttlMs: 60_000 });
+      return stolen !== undefined;
+    }, 10_000, 'B claimed the lease');
+    return stolen;
+  }
+
   it.skipIf(skip)('standby → active → lease stolen → work stopped → standby → active again; stop drains and releases', async () => {
     const log: WorkLog = { events: [], commits: [] };
     const a = service('A', target.db, log);
@@ -94,12 +105,7 @@ describe.each([
     // Another replica takes the lease over (as after A's pause outlasted the TTL). Its claim skips
     // the row while one of A's fenced commits holds it (FOR SHARE), so it tries until it wins.
     const thief = new LeaseStore(target.connect());
-    let stolen: Awaited<ReturnType<LeaseStore['claim']>>[number] | undefined;
-    await waitFor(async () => {
-      await target.db.updateTable('account_leases').set({ expires_at_ms: 0 }).where('account', '=', 'acct').execute();
-      [stolen] = await thief.claim(['acct'], { holder: 'B', ttlMs: 60_000 });
-      return stolen !== undefined;
-    }, 10_000, 'B claimed the lease');
+    const stolen = await steal(thief);
     expect(stolen).toMatchObject({ holder: 'B' });
     const robbed = stolen!.epoch - 1;
     const committedBeforeSteal = log.commits.length;
@@ -145,12 +151,7 @@ describe.each([
     await s.start();
     await waitFor(() => s.state() === 'active', 10_000, 'A active');
     const thief = new LeaseStore(target.connect());
-    let stolen: Awaited<ReturnType<LeaseStore['claim']>>[number] | undefined;
-    await waitFor(async () => {
-      await target.db.updateTable('account_leases').set({ expires_at_ms: 0 }).where('account', '=', 'acct').execute();
-      [stolen] = await thief.claim(['acct'], { holder: 'B', ttlMs: 60_000 });
-      return stolen !== undefined;
-    }, 10_000, 'B claimed the lease');
+    const stolen = await steal(thief);
     await waitFor(() => capture.text().includes('lease of account acct lost (epoch 1)'), 10_000, 'A logged the lost lease while its work was still stopping');
     expect(stopReturned).toBe(false);
     release();
