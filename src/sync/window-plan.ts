@@ -1,6 +1,9 @@
 import type { ApiClient } from '../api/api-client.js';
-import { listLoadDocumentTypes } from '../api/endpoints/loads.js';
+import { ensureServerClock } from '../api/ensure-server-clock.js';
 import type { RunPlan } from './stream-definition.js';
+
+/** Re-exported: the strategies import it from here with the rest of the window plan. */
+export { ensureServerClock };
 import { iso, toMs } from './time.js';
 
 /**
@@ -40,17 +43,6 @@ export function runRange(plan: RunPlan, highWater: string | null | undefined, cl
  */
 export function incrementalWithoutLookback(plan: RunPlan): RunPlan {
   return plan.mode === 'backfill' ? plan : { ...plan, lookbackMs: 0 };
-}
-
-/**
- * Makes sure the client has seen the server's clock before a window end is computed from it. A
- * token loaded from the state database needs no request, so without this the first window of a
- * process would end at the LOCAL clock — wrong by the skew, and data is lost when the local clock
- * runs ahead. The document-type list is the cheapest authenticated call both variants have.
- */
-export async function ensureServerClock(client: ApiClient, signal: AbortSignal): Promise<void> {
-  if (client.clock.known) return;
-  await listLoadDocumentTypes(client, signal);
 }
 
 /** What a window strategy's cursor holds (closed windows, token windows). */

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ApiClient } from '../api/api-client.js';
 import { listWebhookEvents } from '../api/endpoints/webhook-events.js';
+import { ensureServerClock } from '../api/ensure-server-clock.js';
 import type { CheckpointStore } from '../state/stores/checkpoint-store.js';
 import type { Logger } from '../util/logger.js';
 import type { OpsMetrics } from '../ops/metrics.js';
@@ -39,6 +40,8 @@ export interface CatchUpResult {
  */
 export async function catchUp(options: CatchUpOptions, signal: AbortSignal): Promise<CatchUpResult> {
   const { client, inbox, checkpoints } = options;
+  // `to` becomes the position "read up to": it must not be ahead of the server's own clock.
+  await ensureServerClock(client, signal);
   const now = client.clock.now();
   const to = now.toISOString();
   let stored = await checkpoints.get(CATCH_UP_KEY, catchUpCursor);

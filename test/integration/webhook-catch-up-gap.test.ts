@@ -120,4 +120,25 @@ describe.each(['main', 'brokerage'] as const)('webhook catch-up after a delivery
       expect(logged.filter((key) => !inInbox.has(key))).toEqual([]);
     });
   });
+
+  it('a fresh process whose clock is ahead of the server records the position in the server\'s time (chaos, long form)', async () => {
+    // A server 150 s behind this host, more than the 120 s default overlap.
+    const behind = await startSim({ variant, loads: 20, seed: 78, clockOffsetMs: -150_000 });
+    try {
+      const dir = tempDir(`wh-catch-up-clock-${variant}`);
+      const config = pullConfig({ sim: behind, dir, streams: ['loads'] });
+      await withPullApp(config, dir, async (app) => {
+        expect(app.client.clock.known).toBe(false);
+        const first = await catchUp(
+          { client: app.client, inbox: app.stores.webhookInbox, checkpoints: app.stores.checkpoints, metrics: app.metrics, logger: silentLogger(), overlapMs: 120_000, maxAgeMs: 86_400_000, dedupeWindowMs: 3_600_000 },
+          new AbortController().signal,
+        );
+        expect(first.from).toBeNull();
+        // Never ahead of the server: an event the server stamps right after must still be read.
+        expect(Date.parse(first.to)).toBeLessThanOrEqual(behind.now().getTime());
+      });
+    } finally {
+      await behind.close();
+    }
+  });
 });
