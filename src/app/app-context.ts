@@ -25,6 +25,8 @@ export interface AppAccount {
   leaseKey: string;
   /** Its lease rows (the shared schema on PostgreSQL with several accounts, else its own state). */
   leases: LeaseStore;
+  /** The state connection(s) of the lease and replica tables: on PostgreSQL a small pool apart from the work's. */
+  leaseDb: Kysely<StateTables>;
   /** The schema of the shared lease and replica tables, when not the account's own. */
   leaseSchema: string | undefined;
 }

@@ -28,6 +28,11 @@ export interface OpenPostgresOptions {
    * schema when it is checked out for another one. `poolSize` then bounds the whole process.
    */
   sharedPool?: boolean;
+  /**
+   * Names a shared pool of its own (sharedPool): the lease renewals get one apart from the
+   * accounts' work, so a renewal never waits behind the work it protects for a free connection.
+   */
+  poolName?: string;
   /** How long opening a connection may take (default 10 s); also pg-pool's limit on waiting for a free one. */
   connectTimeoutMs?: number;
 }
@@ -66,7 +71,7 @@ export async function openPostgresStateDatabase(location: PostgresLocation, opti
     return pool;
   };
   const pool = options.sharedPool
-    ? schemaView(sharedPool(`${location.url}|${location.poolSize}|${base.connectionTimeoutMillis}|${idleTimeout}`, () => createPool(undefined)), location.schema)
+    ? schemaView(sharedPool(`${options.poolName ?? 'state'}|${location.url}|${location.poolSize}|${base.connectionTimeoutMillis}|${idleTimeout}`, () => createPool(undefined)), location.schema)
     : createPool(location.schema);
   return new Kysely<StateTables>({ dialect: new CurrentSchemaPostgresDialect({ pool }) });
 }

@@ -12,7 +12,7 @@ import { dropPostgresSchema, postgresStateLocation, postgresUrlForTests } from '
  * must be switched to its schema, or one account's checkpoint would land in the other's tables.
  */
 const POSTGRES = await postgresUrlForTests();
-const schemas = [0, 1, 2, 3].map(() => postgresStateLocation(POSTGRES ?? 'postgres://unused').schema);
+const schemas = [0, 1, 2, 3, 4].map(() => postgresStateLocation(POSTGRES ?? 'postgres://unused').schema);
 
 afterAll(async () => {
   if (POSTGRES) for (const schema of schemas) await dropPostgresSchema(POSTGRES, schema);
@@ -55,6 +55,32 @@ describe.skipIf(POSTGRES === undefined)('a pool shared by the accounts of a proc
     } finally {
       await busy.destroy();
       await waiting.destroy();
+    }
+  });
+
+  it('the lease pool is apart from the work pool: a query through it answers while every work connection is busy', async () => {
+    const location = { kind: 'postgres' as const, url: POSTGRES!, schema: schemas[4]!, poolSize: 2 };
+    const work = await openState(location, { sharedPool: true });
+    const leases = await openState(location, { sharedPool: true, poolName: 'leases' });
+    try {
+      let released!: () => void;
+      const hold = new Promise<void>((resolve) => (released = resolve));
+      // Both work connections held inside transactions (the accounts' work on a loaded replica).
+      const holders = [1, 2].map(() => work.transaction().execute(async (trx) => {
+        await sql`select 1`.execute(trx);
+        await hold;
+      }));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const answered = await Promise.race([
+        sql<{ one: number }>`select 1 as one`.execute(leases).then((r) => r.rows[0]!.one),
+        new Promise<'waited'>((resolve) => setTimeout(() => resolve('waited'), 5_000)),
+      ]);
+      released();
+      await Promise.all(holders);
+      expect(answered).toBe(1);
+    } finally {
+      await work.destroy();
+      await leases.destroy();
     }
   });
 });
