@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { accountLeaseService, type AccountLeaseService, type TenureSignals } from '../../src/app/account-lease-service.js';
+import { accountLeaseService, type AccountLeaseService, type AccountLeaseServiceOptions, type TenureSignals } from '../../src/app/account-lease-service.js';
 import type { DaemonService } from '../../src/app/daemon.js';
 import { LeaseStore, ReplicaStore, type Fence } from '../../src/state/leases/index.js';
 import { replicaPresenceService, type ReplicaPresence } from '../../src/app/replica-presence.js';
@@ -83,6 +83,23 @@ describe.each([
     return s;
   }
 
+  /** Replica A's lease service with the tests' timings; `work`, `logger` and any option given. */
+  function serviceOfA(options: Pick<AccountLeaseServiceOptions, 'work' | 'logger'> & Partial<AccountLeaseServiceOptions>) {
+    const s = accountLeaseService({
+      account: 'acct',
+      holder: 'A',
+      leases: new LeaseStore(target.db),
+      ttlMs: 1_500,
+      claimIntervalMs: 30,
+      renewIntervalMs: 100,
+      stopSignal: new AbortController().signal,
+      abortSignal: new AbortController().signal,
+      ...options,
+    });
+    running.push(s);
+    return s;
+  }
+
   /** B takes the lease over (as after A's pause outlasted the TTL); its claim skips the row while one of A's fenced commits holds it, so it tries until it wins. */
   async function steal(thief: LeaseStore) {
     let stolen: Awaited<ReturnType<LeaseStore['claim']>>[number] | undefined;
@@ -134,20 +151,11 @@ describe.each([
     let release!: () => void;
     const slowStop = new Promise<void>((resolve) => (release = resolve));
     let stopReturned = false;
-    const s = accountLeaseService({
-      account: 'acct',
-      holder: 'A',
-      leases: new LeaseStore(target.db),
-      ttlMs: 1_500,
-      claimIntervalMs: 30,
-      renewIntervalMs: 100,
+    const s = serviceOfA({
       // Its stop waits for something in flight that ignores the abort (a request near its timeout).
       work: () => [{ name: 'slow-to-stop', start: async () => ({ loops: slowStop }), stop: async () => { await slowStop; stopReturned = true; } }],
-      stopSignal: new AbortController().signal,
-      abortSignal: new AbortController().signal,
       logger: capture.logger,
     });
-    running.push(s);
     await s.start();
     await waitFor(() => s.state() === 'active', 10_000, 'A active');
     const thief = new LeaseStore(target.connect());
@@ -165,24 +173,15 @@ describe.each([
     const capture = capturingLogger('info');
     const log: WorkLog = { events: [], commits: [] };
     let turns = 0;
-    const s = accountLeaseService({
-      account: 'acct',
-      holder: 'A',
-      leases: new LeaseStore(target.db),
-      ttlMs: 1_500,
-      claimIntervalMs: 30,
-      renewIntervalMs: 100,
+    const s = serviceOfA({
       // The first turn waits longer than the TTL (its share queries queued behind a busy pool).
       withinShare: async (claim) => {
         if (++turns === 1) await new Promise((resolve) => setTimeout(resolve, 2_000));
         return claim();
       },
       work: pollerWork(target.db, 'A', log),
-      stopSignal: new AbortController().signal,
-      abortSignal: new AbortController().signal,
       logger: capture.logger,
     });
-    running.push(s);
     await s.start();
     await waitFor(() => log.commits.filter((c) => c.startsWith('A@1#')).length >= 5, 10_000, 'A working under epoch 1');
     expect(s.epoch()).toBe(1);
