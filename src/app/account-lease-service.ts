@@ -159,7 +159,7 @@ export function accountLeaseService(options: AccountLeaseServiceOptions): Accoun
       try {
         armExpiry();
         const services = options.work(lease, { stopSignal: tenureStop.signal, abortSignal: tenureAbort.signal, assertHeld }).map((service) => cutOnLoss(service, cut));
-        runner = await startDaemon({ services, logger: log });
+        runner = await startDaemon({ services, logger: log, scope: `the work of account ${account}`, isExpectedFailure: leaseLost });
         firstSettled();
       } catch (error) {
         if (leaseLost(error)) return await lost(lease, error);

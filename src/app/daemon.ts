@@ -40,8 +40,16 @@ export class DaemonFailedError extends Error {
  * Starts the services in order (a failing start stops those already started, in reverse, and
  * rethrows). Returns once all are up.
  */
-export async function startDaemon(options: { services: readonly DaemonService[]; logger: Logger }): Promise<DaemonRunner> {
+export async function startDaemon(options: {
+  services: readonly DaemonService[];
+  logger: Logger;
+  /** What a dying service stops, in its log line: "the daemon", or e.g. "the work of account a03". */
+  scope?: string;
+  /** A failure that is part of normal operation (a lost lease): logged as a warning, not an error. */
+  isExpectedFailure?: (error: unknown) => boolean;
+}): Promise<DaemonRunner> {
   const { logger } = options;
+  const scope = options.scope ?? 'the daemon';
   const events = new EventEmitter<DaemonEvents>();
   const started: DaemonService[] = [];
   let failure: DaemonFailedError | undefined;
@@ -76,8 +84,9 @@ export async function startDaemon(options: { services: readonly DaemonService[];
         const named = error instanceof DaemonFailedError ? error : new DaemonFailedError(service.name, error);
         failure ??= named;
         // (Its own runner logged it already.)
-        if (named === error) logger.info({ service: named.service }, 'stopping the daemon');
-        else logger.error({ err: error, service: service.name }, `service ${service.name} failed: stopping the daemon`);
+        if (named === error) logger.info({ service: named.service }, `stopping ${scope}`);
+        else if (options.isExpectedFailure?.(error)) logger.warn({ err: error, service: service.name }, `service ${service.name} stopped: ${describeError(error)}; stopping ${scope}`);
+        else logger.error({ err: error, service: service.name }, `service ${service.name} failed: stopping ${scope}`);
         events.emit('service:failed', named.service, named.cause);
         void stopAll(`service ${service.name} failed`);
       },

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DaemonFailedError, startDaemon, type DaemonService } from '../../src/app/daemon.js';
 import { silentLogger } from '../../src/util/logger.js';
+import { capturingLogger } from '../helpers/log-capture.js';
 
 /** A controllable fake service: its loops end (or die) when the test says so; every call is logged. */
 interface FakeService extends DaemonService {
@@ -154,5 +155,30 @@ describe('startDaemon (the runner handle)', () => {
     expect(first.stops).toBe(1);
     expect(second.stops).toBe(1);
     expect(log).not.toContain('start scheduler');
+  });
+
+  it("names what it stops (an account's work, not the daemon) and logs an expected failure such as a lost lease as a warning", async () => {
+    const log: string[] = [];
+    const captured = capturingLogger('info');
+    class LeaseGone extends Error {}
+    const services = [fakeService('webhooks', log), fakeService('scheduler', log)];
+    const runner = await startDaemon({ services, logger: captured.logger, scope: 'the work of account a03', isExpectedFailure: (e) => e instanceof LeaseGone });
+    services[0]!.die(new LeaseGone('lease of account a03 lost (epoch 3)'));
+    await runner.promise.catch(() => undefined);
+    const entries = captured.lines.map((line) => JSON.parse(line) as { level: number; msg: string });
+    const stopLine = entries.find((e) => e.msg.includes('stopping'));
+    expect(stopLine?.msg).toBe('service webhooks stopped: lease of account a03 lost (epoch 3); stopping the work of account a03');
+    expect(stopLine?.level).toBe(40);
+    expect(entries.some((e) => e.level >= 50)).toBe(false);
+    expect(captured.text()).not.toContain('stopping the daemon');
+
+    // Any other failure is still an error, naming the scope.
+    const other = capturingLogger('info');
+    const more = [fakeService('outbound', log)];
+    const second = await startDaemon({ services: more, logger: other.logger, scope: 'the work of account a03', isExpectedFailure: (e) => e instanceof LeaseGone });
+    more[0]!.die(new Error('disk I/O error'));
+    await second.promise.catch(() => undefined);
+    const failure = other.lines.map((line) => JSON.parse(line) as { level: number; msg: string }).find((e) => e.msg.includes('stopping'));
+    expect(failure).toMatchObject({ level: 50, msg: 'service outbound failed: stopping the work of account a03' });
   });
 });
