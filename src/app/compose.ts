@@ -99,7 +99,7 @@ export async function openApp(loaded: LoadedConfig, options: OpenAppOptions): Pr
     const stateLogger = options.logger.child({ component: 'state' });
     const db = await openState(stateLocation, {
       onIdleError: (error) => stateLogger.warn({ err: error }, 'a pooled state database connection failed; it is replaced on the next query'),
-      // A replica frozen inside a fenced transaction (GC pause, SIGSTOP, a paused VM) keeps its FOR SHARE
+      // A replica frozen inside a fenced transaction (GC pause, SIGSTOP, a paused VM) keeps its FOR KEY SHARE
       // lock on the lease row, and claimers skip locked rows: the account could never fail over.
       // The server ends such a session after the lease TTL (its commit would be refused by then anyway).
       idleInTransactionTimeoutMs: config.cluster.leaseTtl,

@@ -120,7 +120,7 @@ describe.each([
     expect(a.epoch()).toBe(1);
 
     // Another replica takes the lease over (as after A's pause outlasted the TTL). Its claim skips
-    // the row while one of A's fenced commits holds it (FOR SHARE), so it tries until it wins.
+    // the row while one of A's fenced commits holds it (FOR KEY SHARE), so it tries until it wins.
     const thief = new LeaseStore(target.connect());
     const stolen = await steal(thief);
     expect(stolen).toMatchObject({ holder: 'B' });

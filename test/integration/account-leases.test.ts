@@ -267,6 +267,45 @@ describe.skipIf(!hasPostgres)('account leases under concurrency on postgres', { 
     await expect(createStores(target.db, { fence }).checkpoints.set('loads', { at: 'A-2' }, cursor)).rejects.toBeInstanceOf(LeaseLostError);
   });
 
+  it('once the fence check passed, the holder renews and another process asks for a hand-over without waiting for the fenced commit', async () => {
+    // Under load a fenced commit can take seconds; a renewal queued behind it let the holder's own
+    // clock cut leases that were still valid (the 10-account chaos runs: hundreds of tenures cut).
+    const [a] = await new LeaseStore(target.db).claim(['acct'], { holder: 'A', ttlMs: 60_000 });
+    const renewer = new LeaseStore(target.connect());
+    const asker = new LeaseStore(target.connect());
+    let outcome: 'both done' | 'blocked by the fenced transaction' | undefined;
+    await target.connect().transaction().execute(async (trx) => {
+      await new CheckpointStore(trx).set('loads', { at: 'A' }, cursor);
+      await assertLeaseHeld(trx, a!);
+      const { rows } = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(trx);
+      const fencePid = rows[0]!.pid;
+      let done = false;
+      const both = Promise.all([renewer.renew([a!], 90_000), asker.request('acct', { requester: 'C', command: 'backfill', ttlMs: 60_000 })]).finally(() => (done = true));
+      // Either both statements finish, or one of them shows up waiting on this transaction's lock.
+      while (!done && outcome === undefined) {
+        const waiting = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where ${fencePid}::int = any(pg_blocking_pids(pid))`.execute(target.db);
+        if (waiting.rows[0]!.n > 0) outcome = 'blocked by the fenced transaction';
+        else await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      outcome ??= 'both done';
+      if (outcome === 'both done') {
+        const [renewed, asked] = await both;
+        expect(renewed).toMatchObject([{ holder: 'A', epoch: 1 }]);
+        expect(asked.recorded).toBe(true);
+        // The row was updated under our lock: a claimer still sees the lock on the new version
+        // and skips the account, even once its deadline has passed.
+        await expireNow(target, 'acct');
+        expect(await new LeaseStore(target.connect()).claim(['acct'], { holder: 'B', ttlMs: 60_000 })).toEqual([]);
+      } else both.catch(() => undefined);
+    });
+    expect(outcome).toBe('both done');
+    expect(await checkpointAt(target, 'loads')).toBe('A');
+    // A claimer still skips while a fenced commit is open (tested above) and the epoch stays A's.
+    expect(await new LeaseStore(target.db).row('acct')).toMatchObject({ holder: 'A', epoch: 1 });
+    // Committed: the expired lease is free now, to C who asked for it, under a new epoch.
+    expect(await new LeaseStore(target.db).claim(['acct'], { holder: 'C', ttlMs: 60_000 })).toMatchObject([{ holder: 'C', epoch: 2 }]);
+  });
+
   it('a claim already waiting on the lease row makes the fence check fail, never both succeed', async () => {
     const [a] = await new LeaseStore(target.db).claim(['acct'], { holder: 'A', ttlMs: 60_000 });
     // B takes the row over (forcibly: A's lease has not expired, so A's own check cannot fail on

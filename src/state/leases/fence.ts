@@ -40,11 +40,15 @@ export function isLeaseLostError(error: unknown): error is LeaseLostError {
  * Checks, inside the open transaction `trx`, that the lease still holds; throws LeaseLostError
  * (so the transaction rolls back) when it does not. Called as the last statement before COMMIT.
  *
- * PostgreSQL: `FOR SHARE` locks the lease row until our COMMIT. A claimer locks with
- * `FOR UPDATE SKIP LOCKED`, so from here to our commit it skips this account; and if a claimer
- * got there first, either it already committed (READ COMMITTED: we read its new epoch and fail)
- * or it holds the row lock (we wait for it, and PostgreSQL re-evaluates our condition on the row
- * it committed: we fail). Never both commit under one epoch.
+ * PostgreSQL: `FOR KEY SHARE` locks the lease row until our COMMIT. A claimer locks with
+ * `FOR UPDATE SKIP LOCKED`, which conflicts with it, so from here to our commit it skips this
+ * account; and if a claimer got there first, either it already committed (READ COMMITTED: we read
+ * its new epoch and fail) or it holds the row lock (we wait for it, and PostgreSQL re-evaluates
+ * our condition on the row it committed: we fail). Never both commit under one epoch.
+ * The weakest lock that does this: a plain UPDATE that changes no key column (the holder's
+ * renewal, another process's hand-over request) takes `FOR NO KEY UPDATE`, which does not
+ * conflict with `FOR KEY SHARE` — with `FOR SHARE` a renewal queued behind every slow fenced
+ * commit, and under load the holder's own clock cut leases that were still valid.
  *
  * SQLite: one writer at a time. The fenced work has written before this check (that is what it
  * fences), so this connection holds the write lock, and a connection holding the write lock in WAL
@@ -53,10 +57,10 @@ export function isLeaseLostError(error: unknown): error is LeaseLostError {
  * an older snapshot here, but it has nothing to commit.
  */
 export async function assertLeaseHeld(trx: Kysely<StateTables>, fence: Fence): Promise<void> {
-  const forShare = stateDialect(trx) === 'postgres' ? sql` for share` : sql``;
+  const forKeyShare = stateDialect(trx) === 'postgres' ? sql` for key share` : sql``;
   const { rows } = await sql<{ ok: number }>`select 1 as ok from ${sql.table(leaseTableName(fence.leaseSchema))}
     where account = ${fence.account} and holder = ${fence.holder} and epoch = ${fence.epoch}
-      and expires_at_ms > ${dbNowMsSql(trx)}${forShare}`.execute(trx);
+      and expires_at_ms > ${dbNowMsSql(trx)}${forKeyShare}`.execute(trx);
   if (rows.length === 0) throw new LeaseLostError(fence);
 }
 

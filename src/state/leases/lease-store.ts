@@ -78,7 +78,9 @@ export class LeaseStore {
    *
    * PostgreSQL locks them with `FOR UPDATE SKIP LOCKED`: two replicas claiming at once take
    * disjoint rows instead of waiting on each other, and a row whose holder is committing a fenced
-   * transaction (it holds `FOR SHARE`) is skipped — it is not free.
+   * transaction (it holds `FOR KEY SHARE`, fence.ts) is skipped — it is not free. Only a claim
+   * locks `FOR UPDATE`: renewals, releases and requests are plain UPDATEs of non-key columns, which
+   * never wait for a fenced commit.
    * SQLite has no row locks but one writer: the INSERT is a write, so it takes the database write
    * lock first (as BEGIN IMMEDIATE would), and the select and update run alone.
    *
