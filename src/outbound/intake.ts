@@ -125,19 +125,16 @@ export class Intake {
 
   /** Customer names in load bodies, and the customer a customer_update acts on, become API ids or deferred codes. */
   private async resolve(item: { ref: string; command: OutboundCommand }, codes: (code: string) => Promise<CodeLookup>): Promise<Prepared> {
-    try {
-      const resolved =
-        item.command.kind === 'customer_update'
-          ? await resolveCustomerTarget(item.command, this.deps.stores.directory, codes)
-          : await resolveParties(item.command, this.deps.stores.directory, codes);
-      return resolved.ok ? { ref: item.ref, command: resolved.command } : { ref: item.ref, error: resolved.error };
-    } catch (error) {
-      // A driver or system error (it carries a `code`: the state database's connection terminated,
-      // ECONNRESET) says nothing about the request: the unit is left for the next poll instead of
-      // rejecting the request for good (cluster chaos: pg_terminate_backend failed two creates).
-      if ((error as { code?: unknown } | null)?.code !== undefined) throw error;
-      return { ref: item.ref, error: `could not read the request: ${describeError(error)}` };
-    }
+    // What is wrong with the request comes back as `{ ok: false }`; anything thrown here comes from
+    // the state database (a terminated connection — node-postgres gives that one no `code` —, a
+    // busy file) and says nothing about the request: it propagates, and the unit is left for the
+    // next poll instead of the request being rejected for good (cluster chaos: pg_terminate_backend
+    // failed ERP creates, written back as "could not read the request").
+    const resolved =
+      item.command.kind === 'customer_update'
+        ? await resolveCustomerTarget(item.command, this.deps.stores.directory, codes)
+        : await resolveParties(item.command, this.deps.stores.directory, codes);
+    return resolved.ok ? { ref: item.ref, command: resolved.command } : { ref: item.ref, error: resolved.error };
   }
 
   private async place(
