@@ -3,6 +3,11 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 
 import type { ApiVariant } from '../../src/api/variant.js';
+import type { Kysely } from 'kysely';
+import { afterEach, beforeEach } from 'vitest';
+import { createStores, type StateStores } from '../../src/state/stores/index.js';
+import type { StateTables } from '../../src/state/tables.js';
+import { freshStateDatabase } from './state-db.js';
 
 export const CSV_HEADER = ['erp_key', 'kind', 'type_of_load', 'preSetOrderStatus', 'caller', 'shipper', 'status'];
 /** Brokerage creates require `consignee` (§4.4.1): its files carry the column. */
@@ -65,4 +70,40 @@ export function readStaging(filename: string, table = 'freight_outbound_requests
   } finally {
     db.close();
   }
+}
+
+/** Customer ids (24 hex digits: taken as API ids, no directory entry needed). */
+export const CALLER = 'aaaaaaaaaaaaaaaaaaaaaaaa';
+export const SHIPPER = 'bbbbbbbbbbbbbbbbbbbbbbbb';
+
+/** An ERP load-create request row as an inbox or staging source hands it over. */
+export const createRequest = (erpKey: string, extra: Record<string, unknown> = {}) => ({
+  erp_key: erpKey,
+  kind: 'create',
+  type_of_load: 'IMPORT',
+  preSetOrderStatus: '',
+  caller: CALLER,
+  shipper: [SHIPPER],
+  ...extra,
+});
+
+/** A fresh migrated state database and its stores for every test of the file (closed after each). */
+export function freshStoresPerTest(): { readonly db: Kysely<StateTables>; readonly stores: StateStores } {
+  let db: Kysely<StateTables> | undefined;
+  let stores: StateStores | undefined;
+  beforeEach(async () => {
+    ({ db } = await freshStateDatabase());
+    stores = createStores(db);
+  });
+  afterEach(async () => {
+    await db?.destroy();
+  });
+  return {
+    get db() {
+      return db!;
+    },
+    get stores() {
+      return stores!;
+    },
+  };
 }

@@ -1,5 +1,4 @@
-import type { Kysely } from 'kysely';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { CommandSource } from '../../src/contracts/index.js';
 import { encodeCommand } from '../../src/outbound/command-codec.js';
 import type { OutboundCommand } from '../../src/outbound/commands/command.js';
@@ -7,31 +6,16 @@ import { wouldDo } from '../../src/outbound/dry-run-outcome.js';
 import { runDryRun } from '../../src/outbound/dry-run.js';
 import { Intake } from '../../src/outbound/intake.js';
 import { MemorySource } from '../../src/outbound/memory-source.js';
-import { createStores, type StateStores } from '../../src/state/stores/index.js';
 import { rehearse } from '../../src/state/stores/rehearse.js';
-import type { StateTables } from '../../src/state/tables.js';
 import { silentLogger } from '../../src/util/logger.js';
-import { freshStateDatabase } from '../helpers/state-db.js';
+import { createRequest as create, freshStoresPerTest } from '../helpers/outbound-fixtures.js';
 
-const CALLER = 'aaaaaaaaaaaaaaaaaaaaaaaa';
-const SHIPPER = 'bbbbbbbbbbbbbbbbbbbbbbbb';
-const create = (erpKey: string, extra: Record<string, unknown> = {}) => ({ erp_key: erpKey, kind: 'create', type_of_load: 'IMPORT', preSetOrderStatus: '', caller: CALLER, shipper: [SHIPPER], ...extra });
 const signal = new AbortController().signal;
 
-let db: Kysely<StateTables>;
-let stores: StateStores;
-
-beforeEach(async () => {
-  ({ db } = await freshStateDatabase());
-  stores = createStores(db);
-});
-
-afterEach(async () => {
-  await db.destroy();
-});
+const state = freshStoresPerTest();
 
 async function outboundRows(): Promise<number> {
-  const count = async (table: 'outbox' | 'outbox_units' | 'outbox_inbound') => Number((await db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+  const count = async (table: 'outbox' | 'outbox_units' | 'outbox_inbound') => Number((await state.db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
   return (await count('outbox')) + (await count('outbox_units')) + (await count('outbox_inbound'));
 }
 
@@ -58,7 +42,7 @@ describe('wouldDo: what a push would send, worded from the command kind', () => 
 
 describe('rehearse: a state transaction that is always rolled back', () => {
   it('lets the work read its own writes (also through a joined inner transaction), then leaves nothing', async () => {
-    const seen = await rehearse(stores, async (tx) => {
+    const seen = await rehearse(state.stores, async (tx) => {
       await tx.units.insert('mem', 'u1', 'memory:u1', 1);
       await tx.transaction((inner) => inner.units.addEntry('mem', 'u1', { ref: '1', seq: 1, outboxId: null, error: 'x', note: null }));
       return (await tx.units.entries('mem', 'u1')).length;
@@ -69,7 +53,7 @@ describe('rehearse: a state transaction that is always rolled back', () => {
 
   it('rethrows an error of the work, and rolls back too', async () => {
     await expect(
-      rehearse(stores, async (tx) => {
+      rehearse(state.stores, async (tx) => {
         await tx.units.insert('mem', 'u1', 'memory:u1', 1);
         throw new Error('boom');
       }),
@@ -85,7 +69,7 @@ describe('runDryRun', () => {
     const noPeek: CommandSource = { take: async () => [], accepted: async () => {}, writeBack: async () => {} };
 
     const summary = await runDryRun(
-      { stores, variant: 'main', logger: silentLogger(), sources: [{ name: 'mem', source }, { name: 'old', source: noPeek }] },
+      { stores: state.stores, variant: 'main', logger: silentLogger(), sources: [{ name: 'mem', source }, { name: 'old', source: noPeek }] },
       signal,
     );
     expect(summary.results.map((r) => [r.ref, r.erpKey, r.kind, r.status, r.outcome])).toEqual([
@@ -103,17 +87,17 @@ describe('runDryRun', () => {
   });
 
   it('a request already pushed is "already done" with its load; one already queued is "already queued"', async () => {
-    const intake = new Intake({ stores, variant: 'main', logger: silentLogger() });
+    const intake = new Intake({ stores: state.stores, variant: 'main', logger: silentLogger() });
     const earlier = new MemorySource();
     await intake.store('mem', earlier.add('u0', [create('A'), create('B')]));
-    const a = await stores.outbox.latest('A', 'create');
-    const b = await stores.outbox.latest('B', 'create');
-    await stores.outbox.markDone(a!.id, { referenceNumber: 'M0001', loadId: 'L1' });
+    const a = await state.stores.outbox.latest('A', 'create');
+    const b = await state.stores.outbox.latest('B', 'create');
+    await state.stores.outbox.markDone(a!.id, { referenceNumber: 'M0001', loadId: 'L1' });
     const before = await outboundRows();
 
     const source = new MemorySource();
     source.add('u1', [create('A'), create('B')]);
-    const summary = await runDryRun({ stores, variant: 'main', logger: silentLogger(), sources: [{ name: 'mem', source }] }, signal);
+    const summary = await runDryRun({ stores: state.stores, variant: 'main', logger: silentLogger(), sources: [{ name: 'mem', source }] }, signal);
     expect(summary.results.map((r) => [r.status, r.outcome, r.referenceNumber, r.outboxId])).toEqual([
       ['ok', `already done (outbox #${a!.id})`, 'M0001', a!.id],
       ['ok', `already queued (outbox #${b!.id}, pending)`, null, b!.id],

@@ -1,32 +1,17 @@
-import type { Kysely } from 'kysely';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Intake } from '../../src/outbound/intake.js';
 import { MemorySource } from '../../src/outbound/memory-source.js';
-import { createStores, type StateStores } from '../../src/state/stores/index.js';
-import type { StateTables } from '../../src/state/tables.js';
+import type { StateStores } from '../../src/state/stores/index.js';
 import { silentLogger } from '../../src/util/logger.js';
-import { freshStateDatabase } from '../helpers/state-db.js';
+import { createRequest as create, freshStoresPerTest } from '../helpers/outbound-fixtures.js';
 
-const CALLER = 'aaaaaaaaaaaaaaaaaaaaaaaa';
-const SHIPPER = 'bbbbbbbbbbbbbbbbbbbbbbbb';
-const create = (erpKey: string) => ({ erp_key: erpKey, kind: 'create', type_of_load: 'IMPORT', preSetOrderStatus: '', caller: CALLER, shipper: [SHIPPER] });
-
-let db: Kysely<StateTables>;
-let stores: StateStores;
-
-beforeEach(async () => {
-  ({ db } = await freshStateDatabase());
-  stores = createStores(db);
-});
-
-afterEach(async () => {
-  await db.destroy();
-});
+const state = freshStoresPerTest();
 
 /** The stores, with the customer directory failing its next call the way a dropped database connection does. */
 function flakyDirectory(error: Error): { stores: StateStores; failures: () => number } {
   let failures = 0;
   let armed = true;
+  const { stores } = state;
   const directory = new Proxy(stores.directory, {
     get(target, property, receiver) {
       const value: unknown = Reflect.get(target, property, receiver);
@@ -61,10 +46,10 @@ describe('outbound intake: a state-store failure while resolving a request is no
     await expect(intake.takeFrom({ name: 'mem', source }, new AbortController().signal)).rejects.toBe(error);
     expect(flaky.failures()).toBe(1);
     expect(source.acceptedIds.size).toBe(0);
-    expect(await stores.units.find('mem', 'u1')).toBeUndefined();
+    expect(await state.stores.units.find('mem', 'u1')).toBeUndefined();
 
     const taken = await intake.takeFrom({ name: 'mem', source }, new AbortController().signal);
     expect(taken).toMatchObject([{ unitId: 'u1', commands: 1, invalid: 0 }]);
-    expect(await stores.outbox.latest('SO-1', 'create')).toMatchObject({ erp_key: 'SO-1', kind: 'create' });
+    expect(await state.stores.outbox.latest('SO-1', 'create')).toMatchObject({ erp_key: 'SO-1', kind: 'create' });
   });
 });
