@@ -1,3 +1,5 @@
+// First: the CLI's heap settings apply before the product's modules load (cli-memory-policy.ts).
+import './cli-memory-policy.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -1,11 +1,8 @@
 #!/usr/bin/env node
-import { limitHeapGrowth } from './heap-growth.js';
-import { capYoungGeneration } from './young-generation.js';
+import { applyMemoryPolicy } from './memory-policy.js';
 
-// Before anything else is loaded: loading the commands' modules already allocates tens of MiB,
-// and a young generation grown meanwhile would stay at that size (young-generation.ts).
-limitHeapGrowth();
-capYoungGeneration();
+// Before anything else is loaded (memory-policy.ts).
+applyMemoryPolicy();
 
 // Benchmarks read the process's peak memory from this line (resourceUsage reports KiB on Linux).
 if (process.env.FREIGHT_SYNC_REPORT_RSS === '1') {
