@@ -21,7 +21,7 @@ const PARTS: readonly (readonly [string, RegExp])[] = [
   ['JSON parse and validation', /json-body|schemas\/|api\/paging|zod/],
   ['file staging and publishing', /connectors\/file-drop\//],
   ['SQLite state (Kysely, better-sqlite3)', /src\/state\/|kysely|better-sqlite3/],
-  ['HTTP (axios, node:http)', /axios|http-transport|write-gate|follow-redirects|_http_|node:net|proxy-from-env|form-data/],
+  ['HTTP (axios, node:http)', /axios|http-transport|http-exchange|response-decoding|proxied-transport|write-gate|follow-redirects|_http_|node:net|proxy-from-env|form-data/],
   ['API client', /src\/api\//],
   ['sync engine', /src\/sync\/|src\/outbound\//],
   ['module loading (start-up)', /esm\/|modules\//],
