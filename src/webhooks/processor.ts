@@ -31,6 +31,12 @@ export interface ProcessorOptions {
   failurePauseMs?: { base: number; max: number };
   /** A load refresh sent this long (ms) after its batch was taken first claims the load's newer pending events (default 250). */
   claimAfterMs?: number;
+  /**
+   * How long (ms) the processor sleeps with nothing to do before it looks at the inbox anyway
+   * (default 1,000): for events it is not told of — stored by another replica, or due later (a
+   * retry). Events this process stores wake it at once.
+   */
+  idlePollMs?: number;
 }
 
 /** A configured stream the processor can deliver to (loads, invoices, loadDocuments, events). */
@@ -98,6 +104,11 @@ class DeliveryPipeline {
       });
   }
 
+  /** Settles when the batch in delivery did (never rejects; `drain` reports its failure). */
+  get settled(): Promise<void> {
+    return this.current ?? Promise.resolve();
+  }
+
   /** Waits for the batch in delivery; rethrows its failure. */
   async drain(): Promise<void> {
     const current = this.current;
@@ -161,27 +172,41 @@ export class WebhookProcessor {
     };
     // The batch being delivered while the next one is fetched (the sink's writes and fsyncs overlap the GETs).
     const pipeline = new DeliveryPipeline();
+    // A wake-up was taken while a batch was in delivery: events of its loads may have been left out.
+    let lookAfterDelivery = false;
+    const idlePollMs = this.options.idlePollMs ?? IDLE_POLL_MS;
     try {
       await runSupervisedLoop({ name: 'webhook processor', logger: this.logger, signal, ...configured }, async () => {
         try {
           // A reauth_required account: the events wait in the inbox (no attempt used, none parked).
           if (await this.paused()) {
             await pipeline.drain();
-            return void (await this.wakeup.wait(IDLE_POLL_MS, signal));
+            return void (await this.wakeup.wait(idlePollMs, signal));
           }
           const prepared = await this.prepare(writeSignal, pipeline.busy);
           if (!prepared) {
-            // Events of the loads in delivery that arrived meanwhile have woken the wakeup: it
-            // returns at once for them after the drain (no second look at an inbox that had nothing).
+            // An event committed while a batch is in delivery is taken at once: its GET overlaps
+            // the delivery instead of starting after it (a delivery — staging, fsyncs, publishing —
+            // takes longer than the GET). The delivery settling ends the wait too.
+            if (pipeline.active && (await this.wakeup.wait(idlePollMs, signal, pipeline.settled)) === 'notified') {
+              lookAfterDelivery = true;
+              return;
+            }
             await pipeline.drain();
-            return void (await this.wakeup.wait(IDLE_POLL_MS, signal));
+            // That look left out the events of the loads in delivery: they are due now. Otherwise
+            // nothing arrived meanwhile (no second look at an inbox that had nothing).
+            if (lookAfterDelivery) {
+              lookAfterDelivery = false;
+              return;
+            }
+            return void (await this.wakeup.wait(idlePollMs, signal));
           }
           // Batches are delivered in the order they were fetched; a failure of the one before surfaces here.
           await pipeline.drain();
           pipeline.start(prepared.subjects, () => this.complete(prepared, writeSignal));
         } catch (error) {
           // Aborted writes at the second signal end the loop quietly.
-          if (isAbortError(error) && writeSignal.aborted) return void (await this.wakeup.wait(IDLE_POLL_MS, signal));
+          if (isAbortError(error) && writeSignal.aborted) return void (await this.wakeup.wait(idlePollMs, signal));
           throw error;
         }
       });
