@@ -4,6 +4,8 @@ import type { SimulatorHandle } from '../../src/simulator/index.js';
 import type { InboxEntry } from '../../src/state/stores/webhook-inbox-store.js';
 import type { RecordSink } from '../../src/contracts/index.js';
 import { composeWebhookProcessor } from '../../src/app/compose-webhooks.js';
+import type { AppContext } from '../../src/app/app-context.js';
+import type { WebhookProcessor } from '../../src/webhooks/processor.js';
 import { freePort } from '../helpers/daemon-harness.js';
 import { waitFor } from '../helpers/lease-targets.js';
 import { collectTruth, loadGets, pullConfig, readCsvRows, startSim, tempDir, withPullApp } from '../helpers/pull-harness.js';
@@ -37,6 +39,8 @@ describe('the webhook processor wakes on committed events', () => {
     open: () => void;
     states: () => Promise<Record<string, string>>;
     dir: string;
+    app: AppContext;
+    processor: WebhookProcessor;
   }) => Promise<void>): Promise<void> {
     sim = await startSim({ loads: 50, seed: 41 });
     const dir = tempDir('wh-wakeup');
@@ -76,7 +80,7 @@ describe('the webhook processor wakes on committed events', () => {
       };
       const states = async () => Object.fromEntries((await app.db.selectFrom('webhook_inbox').select(['event_key', 'state', 'attempts']).execute()).map((r) => [r.event_key, `${r.state}/${r.attempts}`]));
       try {
-        await work({ loads, commit, held, open: () => ((gate = undefined), open()), states, dir });
+        await work({ loads, commit, held, open: () => ((gate = undefined), open()), states, dir, app, processor });
       } finally {
         open();
         gate = undefined;
@@ -115,6 +119,19 @@ describe('the webhook processor wakes on committed events', () => {
       open();
       await until(async () => Object.values(await states()).length === 2 && Object.values(await states()).every((s) => s === 'done/1'), "A's second event processed");
       expect(loadGets(sim!) - before).toBe(2);
+    });
+  });
+
+  it('takes an event it was told of at once, also when the server clock estimate moved back since its receipt', { timeout: 60_000 }, async () => {
+    await withGatedProcessor(async ({ loads, open, states, app, processor }) => {
+      open();
+      const [a] = loads as [Record<string, unknown>];
+      // Stamped while the estimate of the server's offset was higher: its largest recent `Date`
+      // sample has aged out since (the estimate moves by up to a second, the header's resolution).
+      const receivedAt = new Date(app.client.clock.now().getTime() + 900);
+      await app.stores.webhookInbox.accept({ ...loadEvent(a, 1), receivedAt: receivedAt.toISOString() }, 3_600_000);
+      processor.stored(receivedAt);
+      await until(async () => Object.values(await states()).join() === 'done/1', 'the event processed without waiting for the idle poll');
     });
   });
 });
