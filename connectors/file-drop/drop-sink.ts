@@ -11,6 +11,8 @@ import { publishBatch, PUBLISHED_SUFFIX } from './publish-batch.js';
 import { DropWriterLock } from './drop-lock.js';
 
 const PAGE_SUFFIX = '.page';
+/** Retention by age alone runs at most this often (see `retentionDue`). */
+const AGE_RETENTION_EVERY_MS = 60_000;
 const STAGED_PAGE = /^(\d{8}T\d{6}Z-\d{6,})\.(\d{6,})\.page$/;
 
 export interface DropSinkDeps {
@@ -20,7 +22,7 @@ export interface DropSinkDeps {
   /** One mapper per stream this sink receives (from the connector context). */
   readonly mappings: ReadonlyMap<string, StreamMapper>;
   readonly logger: ContractLogger;
-  /** Clock for batch names (tests); defaults to the system clock. */
+  /** Clock for batch names and retention (tests); defaults to the system clock. */
   readonly now?: () => Date;
 }
 
@@ -53,6 +55,8 @@ export class FileDropSink implements RecordSink {
   private ready = false;
   private open: OpenBatch | undefined;
   private last: { stamp: string; seq: number } | undefined;
+  /** When retention last ran (the sink's clock). */
+  private lastRetention: number | undefined;
   private readonly stagingDir: string;
   private readonly lock: DropWriterLock;
 
@@ -183,14 +187,14 @@ export class FileDropSink implements RecordSink {
   private async acquire(signal: AbortSignal, wait = true): Promise<void> {
     if (!(await this.lock.acquire(signal, { wait }))) return;
     const { target, directory } = this.deps;
-    for (const entry of await target.list(directory)) this.noteBatch(batchFileOf(entry.name)?.batch);
+    for (const name of await this.namesIn(directory)) this.noteBatch(batchFileOf(name)?.batch);
     const leftover = new Map<string, string[]>();
-    for (const entry of await target.list(this.stagingDir)) {
-      const match = STAGED_PAGE.exec(entry.name);
-      const batch = match?.[1] ?? (entry.name.endsWith(PUBLISHED_SUFFIX) ? entry.name.slice(0, -PUBLISHED_SUFFIX.length) : undefined);
+    for (const name of await this.namesIn(this.stagingDir)) {
+      const match = STAGED_PAGE.exec(name);
+      const batch = match?.[1] ?? (name.endsWith(PUBLISHED_SUFFIX) ? name.slice(0, -PUBLISHED_SUFFIX.length) : undefined);
       if (!batch || !parseBatchName(batch)) continue;
       const pages = leftover.get(batch) ?? [];
-      if (match) pages.push(entry.name);
+      if (match) pages.push(name);
       leftover.set(batch, pages);
       this.noteBatch(batch);
     }
@@ -201,11 +205,17 @@ export class FileDropSink implements RecordSink {
     }
   }
 
+  /** Names only (the batch names and staged pages are all `acquire` reads): no stat per file where the target can skip it. */
+  private async namesIn(dir: string): Promise<string[]> {
+    const { target } = this.deps;
+    return target.listNames ? target.listNames(dir) : (await target.list(dir)).map((entry) => entry.name);
+  }
+
   private async publish(batch: string, pages: readonly string[], layouts?: ReadonlyMap<string, readonly PartLayout[]>): Promise<void> {
     const { target, directory, options, logger } = this.deps;
     const files = await publishBatch({ target, directory, stagingDir: this.stagingDir, batch, pages, marker: options.marker, ...(layouts ? { layouts } : {}) });
     if (files.length > 0) logger.debug({ directory: target.describe(directory), batch, files: files.length, rows: files.reduce((s, f) => s + f.rows, 0) }, 'published batch');
-    if (!options.retention) return;
+    if (!options.retention || !this.retentionDue(options.retention)) return;
     try {
       const deleted = await applyRetention(target, directory, options.retention, batch);
       if (deleted.length > 0) logger.info({ directory: target.describe(directory), deleted: deleted.length }, 'retention removed old files');
@@ -213,6 +223,19 @@ export class FileDropSink implements RecordSink {
       // The batch is published; a failed clean-up must not fail the run.
       logger.warn({ err: error, directory: target.describe(directory) }, 'retention failed');
     }
+  }
+
+  /**
+   * Retention lists the drop with every file's time: a cost that grows with the drop (30 days of
+   * batches by default, and a webhook refresh publishes a batch of its own). By age alone it runs
+   * at the first publish and then at most once a minute — ages are counted in days. A file count
+   * (`maxFiles`) keeps its pass after every publish: it bounds the drop, and with it the listing.
+   */
+  private retentionDue(retention: { maxFiles?: number }): boolean {
+    const now = this.now().getTime();
+    if (retention.maxFiles === undefined && this.lastRetention !== undefined && now - this.lastRetention < AGE_RETENTION_EVERY_MS) return false;
+    this.lastRetention = now;
+    return true;
   }
 
   /** Once: create the staging folder (leftovers are published under the lock, in `acquire`). */
@@ -228,9 +251,13 @@ export class FileDropSink implements RecordSink {
     if (!this.last || parsed.stamp > this.last.stamp || (parsed.stamp === this.last.stamp && parsed.seq > this.last.seq)) this.last = parsed;
   }
 
+  private now(): Date {
+    return (this.deps.now ?? (() => new Date()))();
+  }
+
   /** Sorts after every batch seen: the time never goes back below the last one's, the sequence grows. */
   private nextBatchName(): string {
-    const now = utcStamp((this.deps.now ?? (() => new Date()))());
+    const now = utcStamp(this.now());
     const stamp = this.last && this.last.stamp > now ? this.last.stamp : now;
     const seq = (this.last?.seq ?? 0) + 1;
     this.last = { stamp, seq };

@@ -41,6 +41,13 @@ export interface FileTarget {
   /** Entries of a directory; throws when the directory does not exist. */
   list(dir: string): Promise<FileEntry[]>;
   /**
+   * Optional: only the names in a directory (`list` without size, time and kind). The CSV sink
+   * reads the drop's names each time it takes the writer lock — once per published batch, so once
+   * per webhook batch — and on a local folder `list` costs a `stat` per file: a drop holding a few
+   * thousand files cost every batch as many stats, a cost growing with the drop.
+   */
+  listNames?(dir: string): Promise<string[]>;
+  /**
    * Writes `content` under a temp name in `dir` (same directory, so the commit is an atomic
    * rename) and makes it durable. An abort or error removes the temp file (best effort) and never
    * creates anything under the final name. A stream is written as it arrives, never held whole.

@@ -57,6 +57,10 @@ export class LocalTarget implements FileTarget {
     return entries;
   }
 
+  async listNames(dir: string): Promise<string[]> {
+    return readdir(dir);
+  }
+
   async stage(dir: string, name: string, content: StageContent, signal: AbortSignal): Promise<StagedFile> {
     throwIfAborted(signal);
     const tempPath = path.join(dir, tempFileName(name));

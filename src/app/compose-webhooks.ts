@@ -10,7 +10,7 @@ export interface Supervision {
 }
 
 /** The webhook inbox processor, delivering to the app's streams (`run`, and `rejected retry` of parked events). */
-export function composeWebhookProcessor(app: AppContext, supervision: Supervision = supervisionOf(app.config), tuning: Pick<ProcessorOptions, 'claimAfterMs'> = {}): WebhookProcessor {
+export function composeWebhookProcessor(app: AppContext, supervision: Supervision = supervisionOf(app.config), tuning: Pick<ProcessorOptions, 'claimAfterMs' | 'idlePollMs'> = {}): WebhookProcessor {
   const targets = new Map<StreamName, WebhookStreamTarget>(
     app.streams.map((s) => [s.definition.name, { definition: s.definition, sinks: app.sinksFor(s), options: s.options }]),
   );

@@ -436,7 +436,7 @@ export function composeDeploymentDaemon(apps: readonly AppContext[], options: Da
         logger: app.logger.child({ component: 'webhooks' }),
         now: () => app.client.clock.now(),
         // Wakes this replica's processor when it holds the lease; the holder elsewhere polls the inbox.
-        onStored: () => tenure.wakeProcessor(),
+        onStored: (receivedAt) => tenure.wakeProcessor(receivedAt),
         stopSignal: options.stopSignal,
       }),
     );
@@ -604,8 +604,8 @@ class CurrentTenure implements ScheduleView {
     return this.scheduler?.nextTicks() ?? [];
   }
 
-  wakeProcessor(): void {
-    this.processor?.wakeup.notify();
+  wakeProcessor(receivedAt: Date): void {
+    this.processor?.stored(receivedAt);
   }
 }
 

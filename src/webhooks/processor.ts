@@ -31,6 +31,12 @@ export interface ProcessorOptions {
   failurePauseMs?: { base: number; max: number };
   /** A load refresh sent this long (ms) after its batch was taken first claims the load's newer pending events (default 250). */
   claimAfterMs?: number;
+  /**
+   * How long (ms) the processor sleeps with nothing to do before it looks at the inbox anyway
+   * (default 1,000): for events it is not told of — stored by another replica, or due later (a
+   * retry). Events this process stores wake it at once.
+   */
+  idlePollMs?: number;
 }
 
 /** A configured stream the processor can deliver to (loads, invoices, loadDocuments, events). */
@@ -98,6 +104,11 @@ class DeliveryPipeline {
       });
   }
 
+  /** Settles when the batch in delivery did (never rejects; `drain` reports its failure). */
+  get settled(): Promise<void> {
+    return this.current ?? Promise.resolve();
+  }
+
   /** Waits for the batch in delivery; rethrows its failure. */
   async drain(): Promise<void> {
     const current = this.current;
@@ -138,6 +149,8 @@ export class WebhookProcessor {
   private readonly logger: Logger;
   /** The reauth_required reason in force, logged once when the pause starts and once when it ends. */
   private pausedFor: string | undefined;
+  /** The newest receipt time (server clock, ms) of an event this process stored (see `prepare`). */
+  private storedUpTo = 0;
 
   constructor(
     private readonly deps: WebhookProcessorDeps,
@@ -161,27 +174,41 @@ export class WebhookProcessor {
     };
     // The batch being delivered while the next one is fetched (the sink's writes and fsyncs overlap the GETs).
     const pipeline = new DeliveryPipeline();
+    // A wake-up was taken while a batch was in delivery: events of its loads may have been left out.
+    let lookAfterDelivery = false;
+    const idlePollMs = this.options.idlePollMs ?? IDLE_POLL_MS;
     try {
       await runSupervisedLoop({ name: 'webhook processor', logger: this.logger, signal, ...configured }, async () => {
         try {
           // A reauth_required account: the events wait in the inbox (no attempt used, none parked).
           if (await this.paused()) {
             await pipeline.drain();
-            return void (await this.wakeup.wait(IDLE_POLL_MS, signal));
+            return void (await this.wakeup.wait(idlePollMs, signal));
           }
           const prepared = await this.prepare(writeSignal, pipeline.busy);
           if (!prepared) {
-            // Events of the loads in delivery that arrived meanwhile have woken the wakeup: it
-            // returns at once for them after the drain (no second look at an inbox that had nothing).
+            // An event committed while a batch is in delivery is taken at once: its GET overlaps
+            // the delivery instead of starting after it (a delivery — staging, fsyncs, publishing —
+            // takes longer than the GET). The delivery settling ends the wait too.
+            if (pipeline.active && (await this.wakeup.wait(idlePollMs, signal, pipeline.settled)) === 'notified') {
+              lookAfterDelivery = true;
+              return;
+            }
             await pipeline.drain();
-            return void (await this.wakeup.wait(IDLE_POLL_MS, signal));
+            // That look left out the events of the loads in delivery: they are due now. Otherwise
+            // nothing arrived meanwhile (no second look at an inbox that had nothing).
+            if (lookAfterDelivery) {
+              lookAfterDelivery = false;
+              return;
+            }
+            return void (await this.wakeup.wait(idlePollMs, signal));
           }
           // Batches are delivered in the order they were fetched; a failure of the one before surfaces here.
           await pipeline.drain();
           pipeline.start(prepared.subjects, () => this.complete(prepared, writeSignal));
         } catch (error) {
           // Aborted writes at the second signal end the loop quietly.
-          if (isAbortError(error) && writeSignal.aborted) return void (await this.wakeup.wait(IDLE_POLL_MS, signal));
+          if (isAbortError(error) && writeSignal.aborted) return void (await this.wakeup.wait(idlePollMs, signal));
           throw error;
         }
       });
@@ -191,6 +218,12 @@ export class WebhookProcessor {
         if (!(isAbortError(error) && writeSignal.aborted)) this.logger.error({ err: error }, 'the last webhook batch could not be completed; its events stay pending');
       });
     }
+  }
+
+  /** An event was committed to the inbox, received at `receivedAt` (server clock): wakes the loop. */
+  stored(receivedAt: Date): void {
+    this.storedUpTo = Math.max(this.storedUpTo, receivedAt.getTime());
+    this.wakeup.notify();
   }
 
   private async paused(): Promise<boolean> {
@@ -217,7 +250,10 @@ export class WebhookProcessor {
   private async prepare(signal: AbortSignal, busy: ReadonlySet<string>): Promise<Prepared | undefined> {
     // The server's clock, as the receiver and the catch-up stamp `next_attempt_at` (received_at):
     // with this process's clock, an API clock running ahead delayed every event by the offset.
-    const now = this.deps.client.clock.now().toISOString();
+    // Never before the receipt of an event this process stored: the clock's estimate of the offset
+    // drops when its largest recent sample ages out (by up to ~100 ms, seen in the latency bench),
+    // and an event just stored was then not due yet — left for the next wake-up or the idle poll.
+    const now = new Date(Math.max(this.deps.client.clock.now().getTime(), this.storedUpTo)).toISOString();
     const rows = await this.inbox.due(this.options.batchSize, now, undefined, [...busy]);
     if (rows.length === 0) return undefined;
     const errors = new Map<number, string>();

@@ -18,8 +18,8 @@ export interface ReceiverOptions {
   logger: Logger;
   /** Server time (the API client's clock), so stored times compare with the event log's. */
   now: () => Date;
-  /** Called after a new event is stored, to wake the processor. */
-  onStored: () => void;
+  /** Called after a new event is stored (with its receipt time, server clock), to wake the processor. */
+  onStored: (receivedAt: Date) => void;
   /** False while stopping: deliveries get 503 so the sender retries later. */
   accepting: () => boolean;
 }
@@ -76,6 +76,7 @@ export function createReceiver(options: ReceiverOptions): RouteHandler {
       return refuse(res, 400, 'bad_payload');
     }
     let outcome;
+    const receivedAt = options.now();
     try {
       outcome = await commits.submit({
         key: event.key,
@@ -85,7 +86,7 @@ export function createReceiver(options: ReceiverOptions): RouteHandler {
         body,
         source: 'delivery',
         occurredAt: null,
-        receivedAt: options.now().toISOString(),
+        receivedAt: receivedAt.toISOString(),
       });
     } catch (error) {
       logger.error({ err: error, eventType: event.eventType }, 'webhook could not be stored; answering 503 so the sender retries');
@@ -94,6 +95,6 @@ export function createReceiver(options: ReceiverOptions): RouteHandler {
     metrics.webhooksAccepted.inc({ outcome });
     sendJson(res, 200, { ok: true, outcome });
     logger.debug({ eventType: event.eventType, reference: event.referenceNumber, outcome }, 'webhook accepted');
-    if (outcome !== 'duplicate') options.onStored();
+    if (outcome !== 'duplicate') options.onStored(receivedAt);
   };
 }

@@ -22,8 +22,8 @@ export interface WebhookReceiverDeps {
   logger: Logger;
   /** Server time (the client's clock). */
   now: () => Date;
-  /** An event was committed: wake whatever processes the inbox in this process (if anything does). */
-  onStored: () => void;
+  /** An event was committed (received at that server time): wake whatever processes the inbox in this process (if anything does). */
+  onStored: (receivedAt: Date) => void;
   stopSignal: AbortSignal;
 }
 
@@ -158,7 +158,7 @@ export function webhookProcessingService(deps: WebhookProcessingDeps): DaemonSer
 /** Receiver and processing in one service (one process that always does both). */
 export function webhookService(deps: WebhookServiceDeps): DaemonServiceLike {
   const processing = webhookProcessingService(deps);
-  const receiver = webhookReceiverService({ ...deps, now: () => deps.client.clock.now(), onStored: () => deps.processor.wakeup.notify() });
+  const receiver = webhookReceiverService({ ...deps, now: () => deps.client.clock.now(), onStored: (receivedAt) => deps.processor.stored(receivedAt) });
   return {
     name: 'webhooks',
     async start() {

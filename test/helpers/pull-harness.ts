@@ -96,6 +96,11 @@ export async function syncOnce(config: FreightSyncConfig, dir: string, extra: { 
 
 export { compareWithTruth, latestByKey, readCsvRows, type CsvRow, type TruthComparison } from '../../src/app/csv-drop-check.js';
 
+/** `GET /loads/<ref>` answers the simulator gave so far. */
+export function loadGets(sim: SimulatorHandle): number {
+  return Object.values(sim.stats().byRoute['GET /loads/:ref'] ?? {}).reduce((n, c) => n + c, 0);
+}
+
 export async function collectTruth(sim: SimulatorHandle, resource: Parameters<SimulatorHandle['truth']>[0]): Promise<Record<string, unknown>[]> {
   const out: Record<string, unknown>[] = [];
   for await (const record of sim.truth(resource)) out.push(record);

@@ -282,15 +282,24 @@ describe('csv connector', () => {
 
   it('retention is on by default and deletes old batches whole (manifest first), old-layout files too', async () => {
     expect(csvOptionsSchema.parse({ directory: 'x' }).retention).toEqual({ maxAgeDays: 30 });
-    const { out, publish, list } = await setup({ retention: { maxAgeDays: 7 } });
-    await publish(batchOf('things', 'old', [thing('1')]));
+    const first = await setup({ retention: { maxAgeDays: 7 } });
+    const { out, list } = first;
+    await first.publish(batchOf('things', 'old', [thing('1')]));
     const old = new Date(Date.now() - 10 * 86_400_000);
     for (const name of await list()) await utimes(path.join(out, name), old, old);
-    for (const name of ['things__legacy.csv', 'things__legacy.csv.done', 'unrelated.txt', '.tmp-inuse-things__x.csv']) {
-      await writeFile(path.join(out, name), 'x');
-      await utimes(path.join(out, name), old, old);
-    }
-    await publish(batchOf('things', 'new', [thing('2')]));
+    const addOld = async (names: string[]) => {
+      for (const name of names) {
+        await writeFile(path.join(out, name), 'x');
+        await utimes(path.join(out, name), old, old);
+      }
+    };
+    await addOld(['things__legacy.csv', 'things__legacy.csv.done', 'unrelated.txt']);
+    // By age, retention runs at a sink's first publish and then at most once a minute (see
+    // file-drop-listing-cost.test.ts): a restarted sink meets the aged batch. The temp file comes
+    // after its start-up (which clears old temp files): retention itself never touches one.
+    const restarted = await setup({ retention: { maxAgeDays: 7 } }, undefined, first.dir);
+    await addOld(['.tmp-inuse-things__x.csv']);
+    await restarted.publish(batchOf('things', 'new', [thing('2')]));
     expect(await list()).toEqual([
       '.tmp-inuse-things__x.csv',
       expect.stringMatching(/-000002-thing_parts\.csv$/),

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { SimulatorHandle } from '../../src/simulator/index.js';
 import type { InboxEntry } from '../../src/state/stores/webhook-inbox-store.js';
 import { freePort, startDaemon, type RunningDaemon } from '../helpers/daemon-harness.js';
-import { collectTruth, compareWithTruth, latestByKey, pullConfig, pullConfigRaw, readCsvRows, startSim, tempDir, withPullApp } from '../helpers/pull-harness.js';
+import { collectTruth, compareWithTruth, latestByKey, loadGets, pullConfig, pullConfigRaw, readCsvRows, startSim, tempDir, withPullApp } from '../helpers/pull-harness.js';
 import { composeWebhookProcessor } from '../../src/app/compose-webhooks.js';
 
 const SECRET = 'whsec-burst-test-0c7d51';
@@ -16,11 +16,6 @@ async function until(check: () => boolean | Promise<boolean>, timeoutMs: number,
     if (Date.now() > end) throw new Error(`not met within ${timeoutMs} ms: ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }
-}
-
-/** `GET /loads/<ref>` answers the simulator gave so far. */
-function loadGets(sim: SimulatorHandle): number {
-  return Object.values(sim.stats().byRoute['GET /loads/:ref'] ?? {}).reduce((n, c) => n + c, 0);
 }
 
 /** `events` load events per load, interleaved as a burst arrives (load 1, 2, …, 20, 1, 2, …). */

@@ -42,7 +42,7 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function receiverOn(inbox: HeldInbox): Promise<string> {
+async function receiverOn(inbox: HeldInbox, onStored: (receivedAt: Date) => void = () => undefined): Promise<string> {
   const handler = createReceiver({
     secret: SECRET,
     maxBodyBytes: 64 * 1024,
@@ -50,8 +50,9 @@ async function receiverOn(inbox: HeldInbox): Promise<string> {
     inbox,
     metrics: new OpsMetrics(),
     logger: silentLogger(),
-    now: () => new Date(),
-    onStored: () => undefined,
+    // A clock that moves on at every reading: what the processor is told must be the stamp stored.
+    now: ((t) => () => new Date((t += 1000)))(Date.parse('2026-11-26T10:00:00Z')),
+    onStored,
     accepting: () => true,
   });
   server = createServer((req, res) => void handler(req, res));
@@ -76,7 +77,8 @@ async function until(check: () => boolean): Promise<void> {
 describe('the webhook receiver commits deliveries in groups', () => {
   it('answers no delivery before the commit holding it returned, then 200 to each', async () => {
     const inbox = new HeldInbox();
-    const url = await receiverOn(inbox);
+    const told: string[] = [];
+    const url = await receiverOn(inbox, (receivedAt) => told.push(receivedAt.toISOString()));
     const answered: number[] = [];
     const deliveries = Array.from({ length: 8 }, (_, n) => deliver(url, n).then((status) => (answered.push(status), status)));
     // A first group is committing and held open: however many turns pass, nothing is answered.
@@ -89,6 +91,8 @@ describe('the webhook receiver commits deliveries in groups', () => {
     }
     expect(await Promise.all(deliveries)).toEqual(Array(8).fill(200));
     expect(inbox.groups.flat().map((e) => e.referenceNumber).sort()).toEqual(Array.from({ length: 8 }, (_, n) => `M${n}`).sort());
+    // The processor is told of each stored event with the receipt time it was stored with.
+    expect(told.sort()).toEqual(inbox.groups.flat().map((e) => e.receivedAt).sort());
   });
 
   it('answers 503 to every delivery of a group whose commit failed', async () => {
