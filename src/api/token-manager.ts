@@ -62,6 +62,9 @@ export interface TokenManagerOptions {
 const DEFAULT_LOCK_TTL_MS = 60_000;
 const DEFAULT_LOCK_POLL_MS = 250;
 const DEFAULT_REAUTH_CHECK_MS = 1_000;
+/** Pauses before each new attempt to store a rotated pair whose save failed (~25 s in all). */
+const UNSAVED_RETRY_DELAYS_MS = [100, 250, 500, 1_000, 2_000, 4_000, 4_000, 4_000, 4_000, 5_000];
+
 /** A rotated pair stored later than this after the answer is reported (see reportExposure). */
 const DEFAULT_SLOW_ROTATION_STORE_MS = 250;
 
@@ -427,7 +430,7 @@ export class TokenManager {
         if (!record.refresh_token) {
           logger.warn('GET /generate-new-token returned no refresh_token; keeping the previous one');
         }
-        const token = await this.adopt({ accessToken, refreshToken: record.refresh_token ?? refreshToken });
+        const token = await this.adopt({ accessToken, refreshToken: record.refresh_token ?? refreshToken }, refreshToken);
         this.reportExposure(answeredAt - sentAt, performance.now() - answeredAt);
         return token;
       } catch (error) {
@@ -525,7 +528,7 @@ export class TokenManager {
   }
 
   /** Persists the new tokens — before anyone uses them — and makes them current. */
-  private async adopt(tokens: { accessToken: string; refreshToken: string | null }): Promise<string> {
+  private async adopt(tokens: { accessToken: string; refreshToken: string | null }, rotatedFrom: string | null = null): Promise<string> {
     registerSecret(tokens.accessToken);
     registerSecret(tokens.refreshToken);
     const next: StoredTokens = {
@@ -541,6 +544,7 @@ export class TokenManager {
       this.unsaved = undefined;
     } catch (error) {
       this.unsaved = next;
+      this.storeUnsavedSoon(next, rotatedFrom);
       throw error;
     }
     // Tokens were had: whatever mark the account carried is void (check, new credentials). One
@@ -551,6 +555,39 @@ export class TokenManager {
     this.options.logger.debug({ expiresAt: next.accessExpiresAt }, 'access token refreshed');
     return tokens.accessToken;
   }
+  /**
+   * A rotated pair whose save failed is the account's only live credential, held in this process's
+   * memory alone. Stored again at once in the background (the pool replaces a dropped connection
+   * on the next query), not only at this process's next refresh: another process that took over
+   * the refresh lock meanwhile waits for exactly this pair in the store before it would spend the
+   * rotated-away refresh token (cluster chaos: a replica SIGSTOPped inside a rotation came back to
+   * a terminated connection; the other's wait ran out and the bare-pair account was lost). Not
+   * stored over a refresh token other than the one this pair replaced (someone else's newer pair).
+   */
+  private storeUnsavedSoon(next: StoredTokens, rotatedFrom: string | null): void {
+    const { store, account, logger } = this.options;
+    const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+    void (async () => {
+      for (let attempt = 1; attempt <= UNSAVED_RETRY_DELAYS_MS.length; attempt++) {
+        await pause(UNSAVED_RETRY_DELAYS_MS[attempt - 1]!);
+        if (this.unsaved !== next) return;
+        try {
+          const stored = await store.load(account);
+          if (stored?.refreshToken && stored.refreshToken !== rotatedFrom && stored.refreshToken !== next.refreshToken) {
+            logger.warn('a rotated token pair could not be stored, and the store has another refresh token since: keeping that one');
+            return;
+          }
+          await store.save(account, next);
+          if (this.unsaved === next) this.unsaved = undefined;
+          logger.info({ attempt }, 'the rotated token pair is stored now (storing it failed right after the rotation)');
+          return;
+        } catch (error) {
+          logger.warn({ err: error, attempt }, 'storing the rotated token pair failed again; retrying');
+        }
+      }
+    })();
+  }
+
 }
 
 /** A failed call the server may have carried out before it failed (5xx, a connection lost after sending). */

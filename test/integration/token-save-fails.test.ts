@@ -28,7 +28,29 @@ class FlakyTokenStore extends SqlTokenStore {
   }
 }
 
+/** A brokerage client of the simulator with a token pair, fast retries, no adaptive rate. */
+function brokerageClientOptions(server: SimulatorHandle, credentials: { accessToken: string; refreshToken: string }) {
+  return {
+    baseUrl: server.baseUrl,
+    variant: 'brokerage' as const,
+    credentials,
+    logger: silentLogger(),
+    rateLimit: { requestsPerSecond: 500, maxInFlight: 2, adaptive: false },
+    retry: { maxAttempts: 3, baseDelayMs: 10, maxDelayMs: 50, maxElapsedMs: 10_000 },
+  };
+}
+
 let sim: SimulatorHandle | undefined;
+
+/** A brokerage simulator (5 s access tokens), a bare pair from it, and a SQLite state whose token saves can be made to fail. */
+async function brokerageWithFlakyStore() {
+  const server = await startSim({ variant: 'brokerage', loads: 100, accessTokenTtlMs: 5_000 });
+  sim = server;
+  const credentials = await issuePair(server);
+  const db = await openState({ kind: 'sqlite', path: path.join(tempDir('token-save-fails'), 'state.sqlite') });
+  await migrateToLatest(db);
+  return { server, credentials, db, store: new FlakyTokenStore(db) };
+}
 afterEach(async () => {
   await sim?.close();
   sim = undefined;
@@ -36,34 +58,58 @@ afterEach(async () => {
 
 describe('a refresh whose pair cannot be stored', () => {
   it('brokerage with a token pair: keeps the rotated pair in memory and never uses the rotated-away refresh token', async () => {
-    sim = await startSim({ variant: 'brokerage', loads: 100, accessTokenTtlMs: 5_000 });
-    const credentials = await issuePair(sim);
-    const db = await openState({ kind: 'sqlite', path: path.join(tempDir('token-save-fails'), 'state.sqlite') });
-    await migrateToLatest(db);
-    const store = new FlakyTokenStore(db);
-    const client = new ApiClient({
-      baseUrl: sim.baseUrl,
-      variant: 'brokerage',
-      credentials,
-      tokenStore: store,
-      logger: silentLogger(),
-      rateLimit: { requestsPerSecond: 500, maxInFlight: 2, adaptive: false },
-      retry: { maxAttempts: 3, baseDelayMs: 10, maxDelayMs: 50, maxElapsedMs: 10_000 },
-    });
+    const { server, credentials, db, store } = await brokerageWithFlakyStore();
+    const client = new ApiClient({ ...brokerageClientOptions(server, credentials), tokenStore: store });
     try {
       expect((await listLoads(client, { skip: 0, limit: 5, sortBy: 'asc' })).items).toHaveLength(5);
       // The access token expires; the refresh rotates the pair on the server, its save fails.
-      sim.advance(6_000);
+      server.advance(6_000);
       store.failNextSave = true;
       await listLoads(client, { skip: 5, limit: 5, sortBy: 'asc' }).catch(() => undefined);
       expect(store.failNextSave).toBe(false);
       // The next expiry: refreshed with the live refresh token, stored this time.
-      sim.advance(6_000);
+      server.advance(6_000);
       expect((await listLoads(client, { skip: 10, limit: 5, sortBy: 'asc' })).items).toHaveLength(5);
-      expect(sim.stats().retiredRefreshTokenUses).toBe(0);
+      expect(server.stats().retiredRefreshTokenUses).toBe(0);
       expect(await client.tokens.reauthRequired()).toBeUndefined();
     } finally {
       client.close();
+      await db.destroy();
+    }
+  }, 60_000);
+
+  it('brokerage: the rotated pair reaches the store on its own, so another process waiting on the refresh lock finds it (no second refresh needed)', async () => {
+    // Cluster chaos (10 accounts, long form): a replica SIGSTOPped inside a rotation resumed to a
+    // terminated connection, its save failed, and it kept the live pair in memory only; the
+    // replica that took over the refresh lock waited for that pair in the store, gave up, spent
+    // the rotated-away refresh token and the account was lost.
+    const { server, credentials, db, store } = await brokerageWithFlakyStore();
+    const options = brokerageClientOptions(server, credentials);
+    const first = new ApiClient({ ...options, tokenStore: store });
+    const second = new ApiClient({ ...options, tokenStore: new SqlTokenStore(db) });
+    try {
+      await listLoads(first, { skip: 0, limit: 5, sortBy: 'asc' });
+      const before = (await store.load(first.tokens.account))?.refreshToken;
+      server.advance(6_000);
+      store.failNextSave = true;
+      await listLoads(first, { skip: 5, limit: 5, sortBy: 'asc' }).catch(() => undefined);
+      expect(store.failNextSave).toBe(false);
+      // Nothing more is asked of the first process: its pair is stored anyway.
+      const deadline = Date.now() + 20_000;
+      let stored = before;
+      while (stored === before && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        stored = (await store.load(first.tokens.account))?.refreshToken;
+      }
+      expect(stored).not.toBe(before);
+      // The other process works with the stored pair (expired access token: it refreshes with the live refresh token).
+      server.advance(6_000);
+      expect((await listLoads(second, { skip: 10, limit: 5, sortBy: 'asc' })).items).toHaveLength(5);
+      expect(server.stats().retiredRefreshTokenUses).toBe(0);
+      expect(await second.tokens.reauthRequired()).toBeUndefined();
+    } finally {
+      first.close();
+      second.close();
       await db.destroy();
     }
   }, 60_000);
