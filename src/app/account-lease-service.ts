@@ -271,9 +271,12 @@ export function accountLeaseService(options: AccountLeaseServiceOptions): Accoun
     const outcome = await Promise.race([failed, Promise.resolve(undefined)]);
     const released = await leases.release([lease]).catch((e: unknown) => {
       log.warn({ err: e }, `cannot release the lease of account ${account}; it frees at its expiry`);
-      return 0;
+      return undefined;
     });
-    if (released > 0) log.info({ epoch: lease.epoch }, `lease of account ${account} released`);
+    if (released !== undefined && released > 0) log.info({ epoch: lease.epoch }, `lease of account ${account} released`);
+    // Nothing to release: the lease expired or passed to another replica while the work drained
+    // (a pause, a starved process). Its writes were fenced all along; the operator is told.
+    else if (released === 0) log.warn({ epoch: lease.epoch }, `lease of account ${account} lost (epoch ${lease.epoch}) while its work drained; back to standby`);
     if (outcome && !leaseLost(outcome.error)) throw outcome.error;
     return end;
   }

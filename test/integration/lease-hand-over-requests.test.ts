@@ -192,6 +192,41 @@ describe.each([
       await service.stop();
     });
 
+    it('a lease taken by another replica while its work drains for a hand-over is logged as lost, not silently dropped', async () => {
+      // Cluster chaos: a replica SIGSTOPped while draining a hand-over came back with the lease
+      // claimed by another; the release found nothing and its log never said the lease was lost.
+      let openGate!: () => void;
+      const gate = new Promise<void>((resolve) => (openGate = resolve));
+      let draining = false;
+      const work = (): DaemonService[] => [
+        {
+          name: 'slow-drain',
+          async start() {
+            return { loops: new Promise<void>(() => undefined) };
+          },
+          async stop() {
+            draining = true;
+            await gate;
+          },
+        },
+      ];
+      const capture = capturingLogger('info');
+      const service = daemonLease(new LeaseStore(target.db), work, capture.logger);
+      running.push(service);
+      await service.start();
+      await waitFor(() => service.state() === 'active', 10_000, 'the daemon active');
+      const otherDb = target.dialect === 'sqlite' ? target.db : target.connect();
+      await new LeaseStore(otherDb).request('acct', { requester: SYNC, command: 'sync', ttlMs: 60_000 });
+      await waitFor(() => draining, 10_000, 'the daemon draining for the hand-over');
+      // Meanwhile the lease passes to another replica (as after its expiry during a pause).
+      await target.db.updateTable('account_leases').set({ holder: 'hostD:404:dddd', epoch: 2 }).where('account', '=', 'acct').execute();
+      openGate();
+      await waitFor(() => service.state() === 'standby', 10_000, 'the daemon back to standby');
+      expect(capture.text()).toContain('lease of account acct lost (epoch 1)');
+      expect(capture.text()).not.toContain('lease of account acct released');
+      await service.stop();
+    });
+
     it('a request by the holder itself is no reason to hand over', async () => {
       const commits: string[] = [];
       const events: string[] = [];
