@@ -270,6 +270,15 @@ export class ApiClient {
     this.transport.close();
   }
 
+  /**
+   * Waits for a token refresh in flight (and the save of its pair) to end, then releases the
+   * sockets: what shutdown calls, before the state database it stores the pair in is closed.
+   */
+  async shutdown(): Promise<void> {
+    await this.tokens.settled();
+    this.close();
+  }
+
   private async attempt(spec: ApiCall<unknown>, endpoint: EndpointRef, bearer: string | undefined, attempt: number): Promise<TransportResponse> {
     const waitedBefore = this.budget.snapshot().waitedMs;
     return this.budget.run(async () => {

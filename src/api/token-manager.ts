@@ -86,6 +86,8 @@ export class TokenManager {
    * before the store is read again, so the store's stale pair never wins over it.
    */
   private unsaved: StoredTokens | undefined;
+  /** The background save of a rotated pair whose first save failed (storeUnsavedSoon), while it runs. */
+  private pendingSave: Promise<void> | undefined;
   private loading: Promise<void> | undefined;
   private refreshing: Promise<string> | undefined;
   /** `<pid>:<unique>:<host>`: a lock left by a process of this host that no longer runs is taken over at once. */
@@ -567,7 +569,7 @@ export class TokenManager {
   private storeUnsavedSoon(next: StoredTokens, rotatedFrom: string | null): void {
     const { store, account, logger } = this.options;
     const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
-    void (async () => {
+    const saving = (async () => {
       for (let attempt = 1; attempt <= UNSAVED_RETRY_DELAYS_MS.length; attempt++) {
         await pause(UNSAVED_RETRY_DELAYS_MS[attempt - 1]!);
         if (this.unsaved !== next) return;
@@ -586,6 +588,26 @@ export class TokenManager {
         }
       }
     })();
+    const tracked: Promise<void> = saving.finally(() => {
+      if (this.pendingSave === tracked) this.pendingSave = undefined;
+    });
+    this.pendingSave = tracked;
+  }
+
+  /**
+   * Resolves once no refresh is in flight and no rotated pair waits to be stored, or after
+   * `maxWaitMs` (a refresh waiting on another process's lock must not hold a shutdown for long). Shutdown awaits it before it closes the transport and the state
+   * database: on brokerage a rotation in flight is the account's only live pair, and closing under
+   * it (a rolling restart) lost the pair and locked a bare-pair account out (cluster chaos).
+   */
+  async settled(maxWaitMs = 30_000): Promise<void> {
+    const both = (async () => {
+      await this.refreshing?.catch(() => undefined);
+      await this.pendingSave;
+    })();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([both, new Promise<void>((resolve) => (timer = setTimeout(resolve, maxWaitMs)))]);
+    clearTimeout(timer);
   }
 
 }

@@ -156,7 +156,9 @@ export async function openApp(loaded: LoadedConfig, options: OpenAppOptions): Pr
       userAgent: config.api.userAgent,
       events: combineClientEvents(metrics.apiClientEvents(), apiReachability.events(), authHealth.events()),
     });
-    cleanups.push(() => client.close());
+    // Before the state database closes (cleanups run in reverse): a token rotation in flight is
+    // the account's only live pair, stored there when it answers.
+    cleanups.push(() => client.shutdown());
 
     let connectors: ConnectorSet | undefined;
     if (options.withConnectors) {

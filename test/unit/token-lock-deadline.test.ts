@@ -109,4 +109,31 @@ describe('brokerage rotation and the refresh lock', () => {
     await new Promise((resolve) => setImmediate(resolve));
     expect(capture.text()).toContain('waiting for the pair its rotation may still store before spending the refresh token');
   });
+
+  it('settled() waits for a rotation in flight and the save of its pair (what shutdown awaits before closing the state)', async () => {
+    // Cluster chaos: a replica restarted during a rotation closed its state database under it;
+    // the pair the server had rotated to was never stored and the bare-pair account was lost.
+    const store = new LockingStore();
+    const now = { ms: 1_000 };
+    let answer!: () => void;
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    let sent!: () => void;
+    const inFlight = new Promise<void>((resolve) => (sent = resolve));
+    const { tokens } = manager(store, now, async (_refreshToken, _signal, beforeSend) => {
+      beforeSend?.();
+      sent();
+      await answered;
+      return { token: jwt(3600), refresh_token: 'refresh-1' };
+    });
+    const refreshing = tokens.accessToken();
+    await inFlight;
+    let settled = false;
+    const settling = tokens.settled().then(() => (settled = true));
+    for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(settled).toBe(false);
+    answer();
+    await settling;
+    expect((await store.load(ACCOUNT))?.refreshToken).toBe('refresh-1');
+    await refreshing;
+  });
 });
