@@ -78,7 +78,9 @@ describe('freight-sync run: a dying service loop', () => {
     const stderr = cli.stderr();
     // The CLI's own last word names the service, the loop and the SQLite error.
     expect(stderr).toMatch(/^freight-sync: service outbound failed: outbound dispatcher stopped after 3 failures in a row: no such table: outbox$/m);
-    // And the log says the daemon stopped because of it (the other services were stopped first).
-    expect(stderr).toMatch(/service outbound failed: stopping the daemon/);
+    // And the log says the account's work stopped because of it, then the daemon (the other
+    // services were stopped first).
+    expect(stderr).toMatch(/service outbound failed: stopping the work of account /);
+    expect(stderr).toMatch(/"msg":"stopping the daemon"/);
   }, 90_000);
 });
