@@ -49,33 +49,33 @@ async function brokerageWithFlakyStore() {
   const credentials = await issuePair(server);
   const db = await openState({ kind: 'sqlite', path: path.join(tempDir('token-save-fails'), 'state.sqlite') });
   await migrateToLatest(db);
+  opened.push(db);
   return { server, credentials, db, store: new FlakyTokenStore(db) };
 }
+/** Closed after each test: the clients and state databases it opened. */
+const opened: Array<{ close(): void } | { destroy(): Promise<void> }> = [];
 afterEach(async () => {
+  for (const item of opened.splice(0).reverse()) await ('destroy' in item ? item.destroy() : item.close());
   await sim?.close();
   sim = undefined;
 });
 
 describe('a refresh whose pair cannot be stored', () => {
   it('brokerage with a token pair: keeps the rotated pair in memory and never uses the rotated-away refresh token', async () => {
-    const { server, credentials, db, store } = await brokerageWithFlakyStore();
+    const { server, credentials, store } = await brokerageWithFlakyStore();
     const client = new ApiClient({ ...brokerageClientOptions(server, credentials), tokenStore: store });
-    try {
-      expect((await listLoads(client, { skip: 0, limit: 5, sortBy: 'asc' })).items).toHaveLength(5);
-      // The access token expires; the refresh rotates the pair on the server, its save fails.
-      server.advance(6_000);
-      store.failNextSave = true;
-      await listLoads(client, { skip: 5, limit: 5, sortBy: 'asc' }).catch(() => undefined);
-      expect(store.failNextSave).toBe(false);
-      // The next expiry: refreshed with the live refresh token, stored this time.
-      server.advance(6_000);
-      expect((await listLoads(client, { skip: 10, limit: 5, sortBy: 'asc' })).items).toHaveLength(5);
-      expect(server.stats().retiredRefreshTokenUses).toBe(0);
-      expect(await client.tokens.reauthRequired()).toBeUndefined();
-    } finally {
-      client.close();
-      await db.destroy();
-    }
+    opened.push(client);
+    expect((await listLoads(client, { skip: 0, limit: 5, sortBy: 'asc' })).items).toHaveLength(5);
+    // The access token expires; the refresh rotates the pair on the server, its save fails.
+    server.advance(6_000);
+    store.failNextSave = true;
+    await listLoads(client, { skip: 5, limit: 5, sortBy: 'asc' }).catch(() => undefined);
+    expect(store.failNextSave).toBe(false);
+    // The next expiry: refreshed with the live refresh token, stored this time.
+    server.advance(6_000);
+    expect((await listLoads(client, { skip: 10, limit: 5, sortBy: 'asc' })).items).toHaveLength(5);
+    expect(server.stats().retiredRefreshTokenUses).toBe(0);
+    expect(await client.tokens.reauthRequired()).toBeUndefined();
   }, 60_000);
 
   it('brokerage: the rotated pair reaches the store on its own, so another process waiting on the refresh lock finds it (no second refresh needed)', async () => {
@@ -87,30 +87,25 @@ describe('a refresh whose pair cannot be stored', () => {
     const options = brokerageClientOptions(server, credentials);
     const first = new ApiClient({ ...options, tokenStore: store });
     const second = new ApiClient({ ...options, tokenStore: new SqlTokenStore(db) });
-    try {
-      await listLoads(first, { skip: 0, limit: 5, sortBy: 'asc' });
-      const before = (await store.load(first.tokens.account))?.refreshToken;
-      server.advance(6_000);
-      store.failNextSave = true;
-      await listLoads(first, { skip: 5, limit: 5, sortBy: 'asc' }).catch(() => undefined);
-      expect(store.failNextSave).toBe(false);
-      // Nothing more is asked of the first process: its pair is stored anyway.
-      const deadline = Date.now() + 20_000;
-      let stored = before;
-      while (stored === before && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-        stored = (await store.load(first.tokens.account))?.refreshToken;
-      }
-      expect(stored).not.toBe(before);
-      // The other process works with the stored pair (expired access token: it refreshes with the live refresh token).
-      server.advance(6_000);
-      expect((await listLoads(second, { skip: 10, limit: 5, sortBy: 'asc' })).items).toHaveLength(5);
-      expect(server.stats().retiredRefreshTokenUses).toBe(0);
-      expect(await second.tokens.reauthRequired()).toBeUndefined();
-    } finally {
-      first.close();
-      second.close();
-      await db.destroy();
+    opened.push(first, second);
+    await listLoads(first, { skip: 0, limit: 5, sortBy: 'asc' });
+    const before = (await store.load(first.tokens.account))?.refreshToken;
+    server.advance(6_000);
+    store.failNextSave = true;
+    await listLoads(first, { skip: 5, limit: 5, sortBy: 'asc' }).catch(() => undefined);
+    expect(store.failNextSave).toBe(false);
+    // Nothing more is asked of the first process: its pair is stored anyway.
+    const deadline = Date.now() + 20_000;
+    let stored = before;
+    while (stored === before && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      stored = (await store.load(first.tokens.account))?.refreshToken;
     }
+    expect(stored).not.toBe(before);
+    // The other process works with the stored pair (expired access token: it refreshes with the live refresh token).
+    server.advance(6_000);
+    expect((await listLoads(second, { skip: 10, limit: 5, sortBy: 'asc' })).items).toHaveLength(5);
+    expect(server.stats().retiredRefreshTokenUses).toBe(0);
+    expect(await second.tokens.reauthRequired()).toBeUndefined();
   }, 60_000);
 });
