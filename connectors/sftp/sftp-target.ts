@@ -70,11 +70,20 @@ export class SftpTarget implements FileTarget {
     return posix.basename(file);
   }
 
+  /**
+   * Creates the directory and its missing parents one level at a time. Each level tolerates a
+   * directory another writer made in between: replicas starting together on a fresh drop race to
+   * create the same parents, and a library's recursive mkdir gives up at the first parent the
+   * other replica made first (fresh-clone CI: "mkdir … Bad path … permission denied").
+   */
   async ensureDir(dir: string, signal?: AbortSignal): Promise<void> {
-    const { client, guard } = await this.session.connection(signal);
+    throwIfAborted(signal);
     if ((await this.typeOf(dir)) === 'd') return;
+    const parent = posix.dirname(dir);
+    if (parent !== dir && parent !== '.') await this.ensureDir(parent, signal);
+    const { sftp, guard } = await this.session.connection(signal);
     try {
-      await guard(client.mkdir(dir, true));
+      await guard(request((cb) => sftp.mkdir(dir, cb)));
     } catch (error) {
       // Another writer may have created it in between.
       if ((await this.typeOf(dir)) !== 'd') throw this.failed('mkdir', dir, error);

@@ -10,7 +10,8 @@
  *   entry, so its `remainAmount` goes negative when the payment exceeds that entry.
  * - Loads: money as decimal strings; `shipper` as one embedded object, `consignee` as a list of
  *   embedded objects (the spec has arrays of ids).
- * - Webhook bodies: `event_type` instead of `eventType`.
+ * - Webhook bodies: `event_type` instead of `eventType`; the event log's `response.data` holds the
+ *   body as it was sent.
  */
 type Rec = Record<string, unknown>;
 
@@ -30,6 +31,9 @@ export function reshapeResponse(route: string, data: unknown): unknown {
     case 'GET /loads':
     case 'GET /loads/:ref':
       return each(realLoad);
+    case 'GET /webhook':
+    case 'GET /webhook/:id':
+      return each(sentBodyInLog);
     default:
       return data;
   }
@@ -45,6 +49,16 @@ export function reshapeWebhookBody(body: unknown): unknown {
     out['data'] = Array.isArray(inner['invoice']) ? realInvoice(inner) : renameEventType(inner);
   }
   return out;
+}
+
+/**
+ * An event record's `response.data` is the body that was sent (§6.2): the reshaped one. The
+ * record's own `data` stays in the spec's shape, as the log keeps it.
+ */
+function sentBodyInLog(record: Rec): Rec {
+  const response = record['response'];
+  if (!isRec(response) || typeof response['data'] !== 'string') return record;
+  return { ...record, response: { ...response, data: JSON.stringify(reshapeWebhookBody(JSON.parse(response['data']))) } };
 }
 
 function renameEventType(record: Rec): Rec {

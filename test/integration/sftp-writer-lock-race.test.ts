@@ -12,7 +12,8 @@ const available = requireService('a real OpenSSH sshd on loopback', probeSshd())
  * recovery under the drop's writer lock. The lock is created by an SFTP rename, which fails while
  * the lock exists; a holder that released it between that failure and the look that followed made
  * the other replica's start-up fail ("rename … failed") and the replica exit. Several sinks start
- * on one fresh drop at the same time, several rounds: every one must start.
+ * on one fresh drop at the same time, several rounds: every one must start, whichever of them
+ * creates the drop's directories.
  */
 describe.skipIf(!available)('sftp drop writer lock, replicas starting together', () => {
   let sshd: SshdHandle;
@@ -24,9 +25,11 @@ describe.skipIf(!available)('sftp drop writer lock, replicas starting together',
   });
 
   it('every sink starting at once on one drop starts (none fails racing for the writer lock)', async () => {
-    const dir = path.join(sshd.root, 'together', 'drop');
     const failures: string[] = [];
     for (let round = 0; round < 8; round++) {
+      // A fresh drop two levels below an existing directory each round: the sinks also race to
+      // create its parents (fresh-clone CI once failed one with "mkdir … Bad path … permission denied").
+      const dir = path.join(sshd.root, `together-${round}`, 'nested', 'drop');
       const started = await Promise.allSettled(Array.from({ length: 4 }, () => createSftp(sftpOptions(sshd, { remoteDir: dir }))));
       for (const s of started) if (s.status === 'rejected') failures.push(String((s.reason as Error).message));
       const open = started.filter((s): s is PromiseFulfilledResult<ConnectorInstance> => s.status === 'fulfilled').map((s) => s.value);
