@@ -13,10 +13,13 @@ export interface SideBySideResult {
   latencyMs: number;
   bareSeconds: number;
   bareRecordsPerSecond: number;
-  engineSeconds: number;
-  engineRecordsPerSecond: number;
-  ratio: number;
+  /** One row per sink the engine delivered to: the null sink, then CSV with the default mapping. */
+  engine: Array<{ sink: SideBySideSink; seconds: number; recordsPerSecond: number; ratio: number }>;
 }
+
+export type SideBySideSink = 'null' | 'csv';
+
+const ENGINE_SINKS: readonly SideBySideSink[] = ['null', 'csv'];
 
 /**
  * The engine against a bare fetch-and-parse loop over the same pages, in the same process, from
@@ -60,23 +63,23 @@ export async function benchSideBySide(loads: number, latencyMs = 0): Promise<Sid
     }
     const bareSeconds = Number(process.hrtime.bigint() - bareStart) / 1e9;
 
-    const app = await openLoadsBackfillApp(sim, dir, dataStart, { module: path.resolve(here, 'null-sink.js') });
-    const engineStart = process.hrtime.bigint();
-    try {
-      await runPass(app, { command: 'bench', backfill: { from: dataStart, to }, signal: new AbortController().signal });
-    } finally {
-      await app.close();
+    const engine: SideBySideResult['engine'] = [];
+    for (const sink of ENGINE_SINKS) {
+      // Each sink on a state of its own: a full backfill of the same pages, not an incremental pass.
+      const runDir = path.join(dir, sink);
+      fs.mkdirSync(runDir);
+      const out = sink === 'null' ? { module: path.resolve(here, 'null-sink.js') } : { type: 'csv', options: { directory: path.join(runDir, 'out') } };
+      const app = await openLoadsBackfillApp(sim, runDir, dataStart, out);
+      const engineStart = process.hrtime.bigint();
+      try {
+        await runPass(app, { command: 'bench', backfill: { from: dataStart, to }, signal: new AbortController().signal });
+      } finally {
+        await app.close();
+      }
+      const seconds = Number(process.hrtime.bigint() - engineStart) / 1e9;
+      engine.push({ sink, seconds, recordsPerSecond: seen / seconds, ratio: bareSeconds / seconds });
     }
-    const engineSeconds = Number(process.hrtime.bigint() - engineStart) / 1e9;
-    return {
-      loads: seen,
-      latencyMs,
-      bareSeconds,
-      bareRecordsPerSecond: seen / bareSeconds,
-      engineSeconds,
-      engineRecordsPerSecond: seen / engineSeconds,
-      ratio: bareSeconds / engineSeconds,
-    };
+    return { loads: seen, latencyMs, bareSeconds, bareRecordsPerSecond: seen / bareSeconds, engine };
   } finally {
     await sim.stop();
     fs.rmSync(dir, { recursive: true, force: true });

@@ -115,13 +115,16 @@ async function main(): Promise<void> {
     log(`engine vs bare fetch-and-parse loop over ${loads} loads (loopback, then 20 ms per answer) …`);
     const results = [await benchSideBySide(loads, 0), await benchSideBySide(Math.round(loads / 5), 20)];
     sections.push({
-      title: 'Engine vs a bare fetch-and-parse loop in the same process, same pages; simulator in its own process (goal: ratio ≥ 0.8)',
+      title: 'Engine vs a bare fetch-and-parse loop in the same process, same pages; simulator in its own process (goal on loopback: ratio ≥ 0.9 null sink, ≥ 0.7 CSV sink with the default loads mapping)',
       table: renderTable(
-        ['added latency per answer', 'loads', 'bare s', 'bare records/s', 'engine s', 'engine records/s', 'ratio'],
-        results.map((r) => [`${r.latencyMs} ms`, r.loads, fixed(r.bareSeconds, 1), Math.round(r.bareRecordsPerSecond), fixed(r.engineSeconds, 1), Math.round(r.engineRecordsPerSecond), fixed(r.ratio, 3)]),
+        ['added latency per answer', 'loads', 'bare s', 'bare records/s', 'engine sink', 'engine s', 'engine records/s', 'ratio'],
+        results.flatMap((r) =>
+          r.engine.map((e) => [`${r.latencyMs} ms`, r.loads, fixed(r.bareSeconds, 1), Math.round(r.bareRecordsPerSecond), e.sink === 'null' ? 'null' : 'CSV, default mapping', fixed(e.seconds, 1), Math.round(e.recordsPerSecond), fixed(e.ratio, 3)]),
+        ),
       ),
       notes:
         'The engine validates every record, hashes it, checks and stores the hash in SQLite, and commits a checkpoint per page; the bare loop does none of that. ' +
+        'The CSV row also maps every load with the default mapping (loads and its stops child table) and stages and publishes the files durably. ' +
         'On loopback the simulator answers a page in ~5 ms, so the engine\'s ~5 ms of CPU per page shows fully; with a round trip like a remote API\'s, the engine reads the next page while it delivers the current one.',
     });
   }

@@ -67,7 +67,7 @@ export async function catchUp(options: CatchUpOptions, signal: AbortSignal): Pro
     );
     const entries: InboxEntry[] = [];
     for (const item of page.items as Array<Record<string, unknown>>) {
-      const entry = toEntry(item, to, options.logger);
+      const entry = eventLogEntry(item, to, options.logger);
       if (entry) entries.push(entry);
     }
     read += page.items.length;
@@ -113,25 +113,37 @@ function latest(a: string | null, b: string | null): string | null {
   return Date.parse(a) >= Date.parse(b) ? a : b;
 }
 
-/** An event-log record (§6.2) as an inbox entry, keyed like the delivery it stands for. */
-function toEntry(record: Record<string, unknown>, receivedAt: string, logger: Logger): InboxEntry | null {
+/**
+ * An event-log record (§6.2) as an inbox entry, keyed like the delivery it stands for. The body is
+ * `response.data`, the text the log says was sent, so the key equals the delivery's; when that is
+ * not an event (a log that keeps the receiver's answer there instead — for the very deliveries
+ * that failed, a 503's text), the record's own `data`, the delivered payload, stands in. Taking
+ * the answer for the body would skip exactly the events the catch-up is for.
+ */
+export function eventLogEntry(record: Record<string, unknown>, receivedAt: string, logger: Logger): InboxEntry | null {
   const response = record.response as { data?: unknown } | undefined;
-  const body = typeof response?.data === 'string' && response.data !== '' ? response.data : JSON.stringify(record.data ?? {});
-  try {
-    const event = parseEvent(body);
-    return {
-      key: bodyKey(body),
-      eventType: event.eventType,
-      family: event.family,
-      referenceNumber: event.referenceNumber,
-      body,
-      source: 'log',
-      occurredAt: typeof record.createdAt === 'string' ? new Date(record.createdAt).toISOString() : null,
-      receivedAt,
-    };
-  } catch (error) {
-    if (!isWebhookPayloadError(error)) throw error;
-    logger.warn({ id: record._id, problem: error.message }, 'event log entry skipped: unusable payload');
-    return null;
+  const candidates: string[] = [];
+  if (typeof response?.data === 'string' && response.data !== '') candidates.push(response.data);
+  if (record.data !== undefined && record.data !== null) candidates.push(JSON.stringify(record.data));
+  let problem = 'no body';
+  for (const body of candidates) {
+    try {
+      const event = parseEvent(body);
+      return {
+        key: bodyKey(body),
+        eventType: event.eventType,
+        family: event.family,
+        referenceNumber: event.referenceNumber,
+        body,
+        source: 'log',
+        occurredAt: typeof record.createdAt === 'string' ? new Date(record.createdAt).toISOString() : null,
+        receivedAt,
+      };
+    } catch (error) {
+      if (!isWebhookPayloadError(error)) throw error;
+      problem = error.message;
+    }
   }
+  logger.warn({ id: record._id, problem }, 'event log entry skipped: unusable payload');
+  return null;
 }
