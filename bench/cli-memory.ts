@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 /**
  * Peak RSS of short CLI commands (issue 14: commands load only what they use). Each command runs
@@ -10,7 +10,8 @@ import { fileURLToPath } from 'node:url';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const CLI = path.resolve(here, '../src/cli/bin.js');
 const EXAMPLE_CONFIG = path.resolve(here, '../../config/freight-sync.example.yaml');
-const BARE = "process.on('exit', () => process.stderr.write(`freight-sync: peak-rss-kib=${process.resourceUsage().maxRSS}\\n`))";
+/** Bare node, reporting its peak the way bin.ts does (src/cli/peak-rss.ts). */
+const BARE = `import('${pathToFileURL(path.resolve(here, '../src/cli/peak-rss.js')).href}').then(({ peakRssKib }) => process.on('exit', () => process.stderr.write('freight-sync: peak-rss-kib=' + peakRssKib() + '\\n')))`;
 
 export interface CliMemoryResult {
   command: string;

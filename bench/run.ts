@@ -61,7 +61,7 @@ async function main(): Promise<void> {
         rows.map((r) => [r.mapping, r.loads, fixed(r.seconds, 1), Math.round(r.recordsPerSecond), r.requests, fixed(r.requestsPerRecordRatio, 3), fixed(r.peakRssMiB, 0), r.delivered]),
       ),
       notes:
-        'Peak RSS is the `freight-sync backfill` child\'s own (`process.resourceUsage().maxRSS` at exit); the simulator runs in the bench process. ' +
+        'Peak RSS is the `freight-sync backfill` child\'s own (its memory map\'s high-water mark, VmHWM, at exit: src/cli/peak-rss.ts); the simulator runs in the bench process. ' +
         "Of it, ~48 MiB are file-backed pages (node binary, libraries) and the V8 heap's live part is ~30 MiB; the young generation is capped at two 4 MiB semi-spaces (src/cli/young-generation.ts); the rest is old-generation garbage awaiting collection and malloc'd memory (SQLite page cache, per-thread arenas).",
     });
   }

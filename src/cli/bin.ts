@@ -4,9 +4,10 @@ import { applyMemoryPolicy } from './memory-policy.js';
 // Before anything else is loaded (memory-policy.ts).
 applyMemoryPolicy();
 
-// Benchmarks read the process's peak memory from this line (resourceUsage reports KiB on Linux).
+// Benchmarks read the process's peak memory from this line (peak-rss.ts).
 if (process.env.FREIGHT_SYNC_REPORT_RSS === '1') {
-  process.on('exit', () => process.stderr.write(`freight-sync: peak-rss-kib=${process.resourceUsage().maxRSS}\n`));
+  const { peakRssKib } = await import('./peak-rss.js');
+  process.on('exit', () => process.stderr.write(`freight-sync: peak-rss-kib=${peakRssKib()}\n`));
 }
 
 // `freight-sync status --json | head`: a reader that closed the pipe wants no more output; end
