@@ -89,16 +89,7 @@ function encodePlain(columns: readonly string[], rows: readonly Record<string, C
       if (rawScratch.length < text.length * perUnit) rawScratch = Buffer.allocUnsafeSlow(text.length * perUnit);
       const length = rawScratch.write(text, 0, encoding);
       room(2 * length);
-      // Locals, not the closure's variables, in the loop over every byte: several times faster.
-      const from = rawScratch;
-      const to = buf;
-      let end = at;
-      for (let i = 0; i < length; i++) {
-        const byte = from[i]!;
-        to[end++] = byte;
-        if (byte === QUOTE) to[end++] = QUOTE;
-      }
-      at = end;
+      at = copyDoublingQuotes(rawScratch, length, buf, at);
     }
     putBytes(quote);
   };
@@ -152,6 +143,22 @@ function encodePlain(columns: readonly string[], rows: readonly Record<string, C
   if (buf.length <= SCRATCH_KEEP) scratch = buf;
   if (rawScratch.length > SCRATCH_KEEP) rawScratch = Buffer.allocUnsafeSlow(1 << 14);
   return out;
+}
+
+/**
+ * Copies `length` bytes of `from` into `to` at `at`, each `"` doubled; returns the end. A function
+ * of its own, not part of the closure made per page: the loop over every byte of each `_raw` JSON
+ * then cost 0.43 ms per 50-load page instead of ~0.8 (CPU profile of `cpu-per-page.js 20000
+ * csv-default,csv-default`, putQuoted 1.17 → 0.40 + 0.43 ms/page).
+ */
+function copyDoublingQuotes(from: Buffer, length: number, to: Buffer, at: number): number {
+  let end = at;
+  for (let i = 0; i < length; i++) {
+    const byte = from[i]!;
+    to[end++] = byte;
+    if (byte === QUOTE) to[end++] = QUOTE;
+  }
+  return end;
 }
 
 function encodeWithCsvStringify(columns: readonly string[], rows: readonly Record<string, Cell>[], format: Format): string {
