@@ -10,7 +10,12 @@ import { bodyKey, isWebhookPayloadError, parseEvent } from './webhook-event.js';
 
 /** Checkpoint key of the catch-up: the event-log time up to which nothing can be missing. */
 export const CATCH_UP_KEY = 'webhooks:catch-up';
-const catchUpCursor = z.strictObject({ readUpTo: z.string() });
+/**
+ * `clock: 'host'`: a position recorded before the server's clock was known (the first start, when
+ * the API could not be reached), in the recording host's clock; converted once the offset is known.
+ */
+const catchUpCursor = z.strictObject({ readUpTo: z.string(), clock: z.literal('host').optional() });
+type CatchUpCursor = z.infer<typeof catchUpCursor>;
 const PAGE = 50;
 
 export interface CatchUpOptions {
@@ -36,25 +41,45 @@ export interface CatchUpResult {
  * last catch-up read up to (minus an overlap for clock error) to now, and
  * stores every event in the inbox like a delivery. The key is the digest of the body the log says
  * was sent (`response.data`), which equals the key of that delivery, so events that did arrive
- * are dropped as duplicates. A first start has no position: polling covers the past then.
+ * are dropped as duplicates. A first start records its position before anything else: polling
+ * covers the past, and the first catch-up that reaches the API reads from there.
  */
 export async function catchUp(options: CatchUpOptions, signal: AbortSignal): Promise<CatchUpResult> {
   const { client, inbox, checkpoints } = options;
+  let stored: CatchUpCursor | undefined = await checkpoints.get(CATCH_UP_KEY, catchUpCursor);
+  let firstStart = false;
+  if (!stored) {
+    // Recorded before the API is asked anything, in this host's clock: if the API cannot be
+    // reached now (down, or the account needs re-authentication) deliveries still flow into the
+    // inbox, and the sender may give up on some of them meanwhile. The catch-up that finally
+    // runs must start here, not at the newest delivery — cluster chaos: a bare-pair account
+    // waiting minutes for re-authentication started its first catch-up at its newest delivery,
+    // stamped by a clock 150 s ahead of the server's, and 6 given-up events were never read. A
+    // state from before the catch-up kept a position starts at its newest inbox event, as before.
+    const newest = await inbox.lastEventTime();
+    const hostNow = new Date().toISOString();
+    stored = { readUpTo: newest && Date.parse(newest) < Date.parse(hostNow) ? newest : hostNow, clock: 'host' };
+    firstStart = newest === null;
+    await checkpoints.set(CATCH_UP_KEY, stored, catchUpCursor);
+  }
   // `to` becomes the position "read up to": it must not be ahead of the server's own clock.
   await ensureServerClock(client, signal);
   const now = client.clock.now();
   const to = now.toISOString();
-  let stored = await checkpoints.get(CATCH_UP_KEY, catchUpCursor);
-  // The log was read up to `readUpTo`: every event before it has been seen, delivered or not.
-  // Deliveries since then say nothing about the events between (the sender gives up on one and
-  // goes on with the next, and a backed-up sender delivers minutes late), so they never move the
-  // start forward. Without a position (a state from before the catch-up kept one), the newest
-  // event known is the best start there is.
-  const last = stored?.readUpTo ?? (await inbox.lastEventTime());
-  if (!last) {
+  if (firstStart) {
+    // Nothing can have been missed yet: polling covers the past.
     await checkpoints.set(CATCH_UP_KEY, { readUpTo: to }, catchUpCursor);
     return { from: null, to, read: 0, stored: 0 };
   }
+  if (stored.clock === 'host') {
+    // This host's clock then, in the server's: the offset known now (the overlap covers drift).
+    stored = { readUpTo: new Date(Date.parse(stored.readUpTo) + client.clock.offsetMs).toISOString() };
+  }
+  // The log was read up to `readUpTo`: every event before it has been seen, delivered or not.
+  // Deliveries since then say nothing about the events between (the sender gives up on one and
+  // goes on with the next, and a backed-up sender delivers minutes late), so they never move the
+  // start forward.
+  const last = stored.readUpTo;
   const fromMs = Math.max(Date.parse(last) - options.overlapMs, now.getTime() - options.maxAgeMs);
   const from = new Date(fromMs).toISOString();
   let read = 0;

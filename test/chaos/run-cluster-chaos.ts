@@ -678,8 +678,10 @@ async function settleWithin(done: () => Promise<boolean>, ms: number, remedy: ()
 /** Whether the account's webhook catch-up has read the API's event log up to `serverTime`. */
 async function catchUpReadPast(client: Parameters<typeof readLease>[0], serverTime: string): Promise<boolean> {
   const { rows } = await client.query<{ cursor: string }>('select cursor from checkpoints where stream = $1', ['webhooks:catch-up']);
-  const readUpTo = rows[0] ? (JSON.parse(rows[0].cursor) as { readUpTo?: string }).readUpTo : undefined;
-  return readUpTo !== undefined && Date.parse(readUpTo) >= Date.parse(serverTime);
+  const cursor = rows[0] ? (JSON.parse(rows[0].cursor) as { readUpTo?: string; clock?: string }) : undefined;
+  // A position in a host's clock (recorded while the API was unreachable) has read nothing yet.
+  if (!cursor?.readUpTo || cursor.clock === 'host') return false;
+  return Date.parse(cursor.readUpTo) >= Date.parse(serverTime);
 }
 
 async function streamsPassedSince(client: Parameters<typeof readLease>[0], streams: readonly string[], since: string): Promise<boolean> {

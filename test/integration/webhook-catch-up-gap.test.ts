@@ -16,7 +16,7 @@ import { pullConfig, startSim, tempDir, withPullApp } from '../helpers/pull-harn
  * two lost events: they were never processed (polling later covered their loads, the events
  * themselves were missing).
  */
-const cursor = z.strictObject({ readUpTo: z.string() });
+const cursor = z.strictObject({ readUpTo: z.string(), clock: z.literal('host').optional() });
 
 describe.each(['main', 'brokerage'] as const)('webhook catch-up after a delivery given up (%s)', (variant) => {
   let sim: SimulatorHandle;
@@ -47,6 +47,17 @@ describe.each(['main', 'brokerage'] as const)('webhook catch-up after a delivery
       { client: app.client, inbox: app.stores.webhookInbox, checkpoints: app.stores.checkpoints, metrics: app.metrics, logger: silentLogger(), overlapMs, maxAgeMs: 86_400_000, dedupeWindowMs: 3_600_000 },
       new AbortController().signal,
     );
+  }
+
+  /** An app on a simulator of its own whose clock is 150 s behind this host's, more than the default 120 s overlap. */
+  async function withServerBehind(seed: number, name: string, work: (app: AppContext, behind: SimulatorHandle) => Promise<void>): Promise<void> {
+    const behind = await startSim({ variant, loads: 20, seed, clockOffsetMs: -150_000 });
+    try {
+      const dir = tempDir(`${name}-${variant}`);
+      await withPullApp(pullConfig({ sim: behind, dir, streams: ['loads'] }), dir, (app) => work(app, behind));
+    } finally {
+      await behind.close();
+    }
   }
 
   it('reads the events between its last read and a later delivery (the sender gave up on them)', async () => {
@@ -121,24 +132,56 @@ describe.each(['main', 'brokerage'] as const)('webhook catch-up after a delivery
     });
   });
 
+  it('a first catch-up that cannot reach the API still fixes its start: the later one reads the events given up meanwhile (chaos, long form)', async () => {
+    // The API unreachable at first (the account awaited re-authentication in the chaos run).
+    await withServerBehind(79, 'wh-catch-up-unreachable', async (app, behind) => {
+      // Overlap 5 s, far less than the skew. The simulator's clock moves with this host's here
+      // (no advance before the lost events): the skew stays what it was, as a real server's does.
+      const options = { client: app.client, inbox: app.stores.webhookInbox, checkpoints: app.stores.checkpoints, metrics: app.metrics, logger: silentLogger(), overlapMs: 5_000, maxAgeMs: 86_400_000, dedupeWindowMs: 3_600_000 };
+      behind.configure({ faults: { rate: 1, kinds: ['500'], slowMs: 0 } });
+      await expect(catchUp(options, new AbortController().signal)).rejects.toThrow();
+      behind.configure({ faults: { rate: 0, kinds: ['500'], slowMs: 0 } });
+
+      // Events whose deliveries the sender gives up on, then a delivery committed with this
+      // host's clock (the receiver's stamp before the client learned the server's).
+      const lostFrom = behind.now();
+      await behind.mutate(4);
+      const lostTo = behind.now();
+      const lost: string[] = [];
+      for await (const event of behind.truth('webhookEvents')) {
+        const at = Date.parse(String(event['createdAt']));
+        if (at < lostFrom.getTime() || at > lostTo.getTime()) continue;
+        lost.push(bodyKey(String((event['response'] as { data: string }).data)));
+      }
+      expect(lost.length).toBeGreaterThan(0);
+      await app.stores.webhookInbox.acceptMany(
+        [{ key: 'body:later-delivery', eventType: 'load#info_updated', family: 'load', referenceNumber: 'LATER-1', body: '{}', source: 'delivery', occurredAt: null, receivedAt: new Date().toISOString() }],
+        3_600_000,
+      );
+      behind.advance(1_000);
+
+      // A request first, as in runCatchUp: the client's clock then knows the advance above.
+      await listWebhookEvents(app.client, variant === 'main' ? { limit: 1 } : { occurred_from: behind.now().toISOString(), occurred_to: behind.now().toISOString() });
+      const result = await catchUp(options, new AbortController().signal);
+      expect(result.from).not.toBeNull();
+      const inInbox = new Set((await app.db.selectFrom('webhook_inbox').select('event_key').execute()).map((r) => r.event_key));
+      expect(lost.filter((key) => !inInbox.has(key))).toEqual([]);
+      // The position is in the server's time again, never ahead of it.
+      const position = (await app.stores.checkpoints.get(CATCH_UP_KEY, cursor))!;
+      expect(Date.parse(position.readUpTo)).toBeLessThanOrEqual(behind.now().getTime());
+    });
+  });
+
   it('a fresh process whose clock is ahead of the server records the position in the server\'s time (chaos, long form)', async () => {
-    // A server 150 s behind this host, more than the 120 s default overlap.
-    const behind = await startSim({ variant, loads: 20, seed: 78, clockOffsetMs: -150_000 });
-    try {
-      const dir = tempDir(`wh-catch-up-clock-${variant}`);
-      const config = pullConfig({ sim: behind, dir, streams: ['loads'] });
-      await withPullApp(config, dir, async (app) => {
-        expect(app.client.clock.known).toBe(false);
-        const first = await catchUp(
-          { client: app.client, inbox: app.stores.webhookInbox, checkpoints: app.stores.checkpoints, metrics: app.metrics, logger: silentLogger(), overlapMs: 120_000, maxAgeMs: 86_400_000, dedupeWindowMs: 3_600_000 },
-          new AbortController().signal,
-        );
-        expect(first.from).toBeNull();
-        // Never ahead of the server: an event the server stamps right after must still be read.
-        expect(Date.parse(first.to)).toBeLessThanOrEqual(behind.now().getTime());
-      });
-    } finally {
-      await behind.close();
-    }
+    await withServerBehind(78, 'wh-catch-up-clock', async (app, behind) => {
+      expect(app.client.clock.known).toBe(false);
+      const first = await catchUp(
+        { client: app.client, inbox: app.stores.webhookInbox, checkpoints: app.stores.checkpoints, metrics: app.metrics, logger: silentLogger(), overlapMs: 120_000, maxAgeMs: 86_400_000, dedupeWindowMs: 3_600_000 },
+        new AbortController().signal,
+      );
+      expect(first.from).toBeNull();
+      // Never ahead of the server: an event the server stamps right after must still be read.
+      expect(Date.parse(first.to)).toBeLessThanOrEqual(behind.now().getTime());
+    });
   });
 });
