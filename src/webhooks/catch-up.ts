@@ -10,12 +10,14 @@ import { bodyKey, isWebhookPayloadError, parseEvent } from './webhook-event.js';
 
 /** Checkpoint key of the catch-up: the event-log time up to which nothing can be missing. */
 export const CATCH_UP_KEY = 'webhooks:catch-up';
+const catchUpCursor = z.strictObject({ readUpTo: z.string() });
 /**
- * `clock: 'host'`: a position recorded before the server's clock was known (the first start, when
- * the API could not be reached), in the recording host's clock; converted once the offset is known.
+ * Where a first start began, in the recording host's clock, while no catch-up has read the log
+ * yet (the API could not be reached): converted to the server's clock by the offset once known.
+ * A key of its own, so the position above only ever holds server times and never moves back.
  */
-const catchUpCursor = z.strictObject({ readUpTo: z.string(), clock: z.literal('host').optional() });
-type CatchUpCursor = z.infer<typeof catchUpCursor>;
+export const CATCH_UP_START_KEY = 'webhooks:catch-up-start';
+const catchUpStart = z.strictObject({ hostTime: z.string() });
 const PAGE = 50;
 
 export interface CatchUpOptions {
@@ -46,21 +48,25 @@ export interface CatchUpResult {
  */
 export async function catchUp(options: CatchUpOptions, signal: AbortSignal): Promise<CatchUpResult> {
   const { client, inbox, checkpoints } = options;
-  let stored: CatchUpCursor | undefined = await checkpoints.get(CATCH_UP_KEY, catchUpCursor);
+  let stored = await checkpoints.get(CATCH_UP_KEY, catchUpCursor);
   let firstStart = false;
+  let hostStart: string | undefined;
   if (!stored) {
-    // Recorded before the API is asked anything, in this host's clock: if the API cannot be
-    // reached now (down, or the account needs re-authentication) deliveries still flow into the
-    // inbox, and the sender may give up on some of them meanwhile. The catch-up that finally
-    // runs must start here, not at the newest delivery — cluster chaos: a bare-pair account
-    // waiting minutes for re-authentication started its first catch-up at its newest delivery,
-    // stamped by a clock 150 s ahead of the server's, and 6 given-up events were never read. A
-    // state from before the catch-up kept a position starts at its newest inbox event, as before.
-    const newest = await inbox.lastEventTime();
-    const hostNow = new Date().toISOString();
-    stored = { readUpTo: newest && Date.parse(newest) < Date.parse(hostNow) ? newest : hostNow, clock: 'host' };
-    firstStart = newest === null;
-    await checkpoints.set(CATCH_UP_KEY, stored, catchUpCursor);
+    // Recorded before the API is asked anything: if the API cannot be reached now (down, or the
+    // account needs re-authentication) deliveries still flow into the inbox, and the sender may
+    // give up on some of them meanwhile. The catch-up that finally runs must start here, not at
+    // the newest delivery — cluster chaos: a bare-pair account waiting minutes for
+    // re-authentication started its first catch-up at its newest delivery, stamped by a clock
+    // 150 s ahead of the server's, and 6 given-up events were never read. A state from before the
+    // catch-up kept a position starts at its newest inbox event, as before.
+    hostStart = (await checkpoints.get(CATCH_UP_START_KEY, catchUpStart))?.hostTime;
+    if (hostStart === undefined) {
+      const newest = await inbox.lastEventTime();
+      const hostNow = new Date().toISOString();
+      hostStart = newest && Date.parse(newest) < Date.parse(hostNow) ? newest : hostNow;
+      firstStart = newest === null;
+      await checkpoints.set(CATCH_UP_START_KEY, { hostTime: hostStart }, catchUpStart);
+    }
   }
   // `to` becomes the position "read up to": it must not be ahead of the server's own clock.
   await ensureServerClock(client, signal);
@@ -69,12 +75,11 @@ export async function catchUp(options: CatchUpOptions, signal: AbortSignal): Pro
   if (firstStart) {
     // Nothing can have been missed yet: polling covers the past.
     await checkpoints.set(CATCH_UP_KEY, { readUpTo: to }, catchUpCursor);
+    await checkpoints.delete(CATCH_UP_START_KEY);
     return { from: null, to, read: 0, stored: 0 };
   }
-  if (stored.clock === 'host') {
-    // This host's clock then, in the server's: the offset known now (the overlap covers drift).
-    stored = { readUpTo: new Date(Date.parse(stored.readUpTo) + client.clock.offsetMs).toISOString() };
-  }
+  // A start in the host's clock, in the server's: the offset known now (the overlap covers drift).
+  stored ??= { readUpTo: new Date(Date.parse(hostStart!) + client.clock.offsetMs).toISOString() };
   // The log was read up to `readUpTo`: every event before it has been seen, delivered or not.
   // Deliveries since then say nothing about the events between (the sender gives up on one and
   // goes on with the next, and a backed-up sender delivers minutes late), so they never move the
@@ -116,6 +121,7 @@ export async function catchUp(options: CatchUpOptions, signal: AbortSignal): Pro
   // Never backwards: a replica that took over before its clock learned the API's offset reads
   // up to an earlier `to` than the previous holder recorded (found by the cluster chaos run).
   await checkpoints.set(CATCH_UP_KEY, { readUpTo: latest(to, stored?.readUpTo ?? null) ?? to }, catchUpCursor);
+  if (hostStart !== undefined) await checkpoints.delete(CATCH_UP_START_KEY);
   return { from, to, read, stored: storedCount };
 }
 
