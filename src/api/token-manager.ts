@@ -315,8 +315,17 @@ export class TokenManager {
         throw error;
       }
     } finally {
-      await store.releaseRefreshLock?.(account, this.holder).catch((error: unknown) => logger.warn({ err: error }, 'could not release the token refresh lock; it expires on its own'));
+      // A rotated pair that could not be stored keeps the lock: released, the next process would
+      // read the store's pair — rotated away — and spend it (cluster chaos: a replica's database
+      // connections terminated under its save). storeUnsavedSoon releases it once the pair is
+      // stored; until then, or until the lock expires, others wait for that pair.
+      if (!this.unsaved) await this.releaseRefreshLock();
     }
+  }
+
+  private async releaseRefreshLock(): Promise<void> {
+    const { store, account, logger } = this.options;
+    await store.releaseRefreshLock?.(account, this.holder).catch((error: unknown) => logger.warn({ err: error }, 'could not release the token refresh lock; it expires on its own'));
   }
 
   /**
@@ -538,13 +547,19 @@ export class TokenManager {
       refreshToken: tokens.refreshToken,
       accessExpiresAt: expiryOf(tokens.accessToken),
     };
-    // Held before it is stored: the server has rotated the pair already, so when the save fails
-    // (the state pool timed out) the old refresh token is dead and the new one must not be lost.
-    this.current = next;
+    // Used only once stored (the TokenStore contract): a request made with the new access token
+    // before the commit would tell the server the answer arrived while a crash in between still
+    // loses the pair. Meanwhile this process's requests keep the previous access token (several
+    // are valid at once, spec §5 item 4); one that expired waits for this refresh.
     try {
       await this.options.store.save(this.options.account, next);
       this.unsaved = undefined;
+      this.current = next;
     } catch (error) {
+      // Held all the same: the server has rotated the pair already, so the old refresh token is
+      // dead and the new one must not be lost. The refresh lock stays ours until it is stored
+      // (refreshUnderLock, storeUnsavedSoon).
+      this.current = next;
       this.unsaved = next;
       this.storeUnsavedSoon(next, rotatedFrom);
       throw error;
@@ -582,6 +597,9 @@ export class TokenManager {
           await store.save(account, next);
           if (this.unsaved === next) this.unsaved = undefined;
           logger.info({ attempt }, 'the rotated token pair is stored now (storing it failed right after the rotation)');
+          // The lock kept since the rotation (refreshUnderLock) — unless a refresh of this
+          // process holds it again now and releases it itself.
+          if (!this.refreshing && !this.unsaved) await this.releaseRefreshLock();
           return;
         } catch (error) {
           logger.warn({ err: error, attempt }, 'storing the rotated token pair failed again; retrying');

@@ -19,11 +19,30 @@ import { issuePair, startSim, tempDir } from '../helpers/pull-harness.js';
  */
 class FlakyTokenStore extends SqlTokenStore {
   failNextSave = false;
+  /** How many saves after the next failing one fail too (the database unreachable for a while). */
+  failMoreSaves = 0;
   override async save(account: string, tokens: StoredTokens): Promise<void> {
     if (this.failNextSave) {
-      this.failNextSave = false;
+      this.failNextSave = this.failMoreSaves > 0;
+      this.failMoreSaves = Math.max(0, this.failMoreSaves - 1);
       throw new Error('timeout exceeded when trying to connect');
     }
+    return super.save(account, tokens);
+  }
+}
+
+/** A token store whose saves wait while `gate` is set: a commit slowed by the database, or one a SIGKILL never lets finish. */
+class SlowTokenStore extends SqlTokenStore {
+  gate: Promise<void> | undefined;
+  saving: Promise<void> | undefined;
+  private entered: (() => void) | undefined;
+  /** Resolves when a save reaches the gate. */
+  saveReached(): Promise<void> {
+    return new Promise((resolve) => (this.entered = resolve));
+  }
+  override async save(account: string, tokens: StoredTokens): Promise<void> {
+    this.entered?.();
+    if (this.gate) await this.gate;
     return super.save(account, tokens);
   }
 }
@@ -51,6 +70,15 @@ async function brokerageWithFlakyStore() {
   await migrateToLatest(db);
   opened.push(db);
   return { server, credentials, db, store: new FlakyTokenStore(db) };
+}
+/** Two clients (processes) of one brokerage account on one state; the first one's token saves can fail. */
+async function twoProcessesOnOneState() {
+  const { server, credentials, db, store } = await brokerageWithFlakyStore();
+  const options = brokerageClientOptions(server, credentials);
+  const first = new ApiClient({ ...options, tokenStore: store });
+  const second = new ApiClient({ ...options, tokenStore: new SqlTokenStore(db) });
+  opened.push(first, second);
+  return { server, store, first, second };
 }
 /** Closed after each test: the clients and state databases it opened. */
 const opened: Array<{ close(): void } | { destroy(): Promise<void> }> = [];
@@ -83,11 +111,7 @@ describe('a refresh whose pair cannot be stored', () => {
     // terminated connection, its save failed, and it kept the live pair in memory only; the
     // replica that took over the refresh lock waited for that pair in the store, gave up, spent
     // the rotated-away refresh token and the account was lost.
-    const { server, credentials, db, store } = await brokerageWithFlakyStore();
-    const options = brokerageClientOptions(server, credentials);
-    const first = new ApiClient({ ...options, tokenStore: store });
-    const second = new ApiClient({ ...options, tokenStore: new SqlTokenStore(db) });
-    opened.push(first, second);
+    const { server, store, first, second } = await twoProcessesOnOneState();
     await listLoads(first, { skip: 0, limit: 5, sortBy: 'asc' });
     const before = (await store.load(first.tokens.account))?.refreshToken;
     server.advance(6_000);
@@ -107,5 +131,69 @@ describe('a refresh whose pair cannot be stored', () => {
     expect((await listLoads(second, { skip: 10, limit: 5, sortBy: 'asc' })).items).toHaveLength(5);
     expect(server.stats().retiredRefreshTokenUses).toBe(0);
     expect(await second.tokens.reauthRequired()).toBeUndefined();
+  }, 60_000);
+
+  it('brokerage with a token pair: another process that refreshes before the unsaved pair is stored waits for it instead of spending the rotated-away refresh token', async () => {
+    // Cluster chaos (10 accounts, long form): the first process released the refresh lock right
+    // after its save failed, so another took the lock at once, read the store's pair — rotated
+    // away — and presented it: a bare-pair account lost (reauth_required). The lock now stays
+    // with the first process until the rotated pair is stored.
+    const { server, store, first, second } = await twoProcessesOnOneState();
+    await listLoads(first, { skip: 0, limit: 5, sortBy: 'asc' });
+    await listLoads(second, { skip: 0, limit: 5, sortBy: 'asc' });
+    server.advance(6_000);
+    // The rotation's save and the first two background saves fail (~350 ms).
+    store.failNextSave = true;
+    store.failMoreSaves = 2;
+    await listLoads(first, { skip: 5, limit: 5, sortBy: 'asc' }).catch(() => undefined);
+    expect(store.failNextSave).toBe(true);
+    // At once, while the store still holds the rotated-away pair: the second process's access
+    // token expired too, so it refreshes.
+    expect((await listLoads(second, { skip: 10, limit: 5, sortBy: 'asc' })).items).toHaveLength(5);
+    expect(server.stats().retiredRefreshTokenUses).toBe(0);
+    expect(store.failNextSave).toBe(false);
+    expect(await second.tokens.reauthRequired()).toBeUndefined();
+    expect(second.tokens.adoptedFromStore).toBeGreaterThan(0);
+    // And the first goes on with the pair the second may have rotated since.
+    server.advance(6_000);
+    expect((await listLoads(first, { skip: 15, limit: 5, sortBy: 'asc' })).items).toHaveLength(5);
+    expect(server.stats().retiredRefreshTokenUses).toBe(0);
+  }, 60_000);
+
+  it('brokerage: a rotated pair is not used before it is stored, so a crash inside the commit is the lost answer the simulator can tell', async () => {
+    // Cluster chaos (10 accounts, long form): a replica SIGKILLed while storing a rotated pair had
+    // already sent requests with the new access token, so the simulator counted the next holder's
+    // use of the rotated-away refresh token as a client bug rather than an answer lost in a crash.
+    const { server, credentials, db } = await brokerageWithFlakyStore();
+    const options = brokerageClientOptions(server, credentials);
+    const slow = new SlowTokenStore(db);
+    const crashing = new ApiClient({ ...options, tokenStore: slow });
+    opened.push(crashing);
+    await listLoads(crashing, { skip: 0, limit: 5, sortBy: 'asc' });
+    const before = crashing.tokens.snapshot()?.accessToken;
+    server.advance(6_000);
+    // The commit of the rotated pair hangs (this process dies before it ends)…
+    let open: () => void = () => {};
+    slow.gate = new Promise((resolve) => (open = resolve));
+    const reached = slow.saveReached();
+    const refreshing = listLoads(crashing, { skip: 5, limit: 5, sortBy: 'asc' }).catch(() => undefined);
+    await reached;
+    // …while other requests of the process go on: none may carry the unsaved access token.
+    expect(crashing.tokens.snapshot()?.accessToken).toBe(before);
+    const meanwhile = listLoads(crashing, { skip: 10, limit: 5, sortBy: 'asc' }).catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    // The process is gone: its lock taken over, as a SIGKILLed holder's is. The next process has
+    // only the store's (rotated-away) pair.
+    await db.deleteFrom('token_refresh_locks').execute();
+    const next = new ApiClient({ ...options, tokenStore: new SqlTokenStore(db) });
+    opened.push(next);
+    await listLoads(next, { skip: 0, limit: 5, sortBy: 'asc' }).catch(() => undefined);
+    const stats = server.stats();
+    expect(stats.retiredRefreshTokenUses).toBe(1);
+    // The simulator sees an answer nobody ever used: lost in the crash, not a client bug.
+    expect(stats.retiredRefreshTokenUsesAfterLostAnswer).toBe(1);
+    expect(stats.lostRotationAnswersAtMs).toHaveLength(1);
+    open();
+    await Promise.all([refreshing, meanwhile]);
   }, 60_000);
 });
