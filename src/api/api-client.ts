@@ -205,13 +205,13 @@ export class ApiClient {
       attempt += 1;
       let bearer: string | undefined;
       try {
-        bearer = spec.bearer ?? (spec.anonymous ? undefined : await this.tokens.accessToken(spec.signal));
+        bearer = spec.bearer ?? (spec.anonymous ? undefined : await this.tokens.accessToken(spec.signal, this.rotationGuard()));
         const response = await this.attempt(spec, endpoint, bearer, attempt);
         if (response.status === 401 && !spec.anonymous && !spec.bearer && !refreshedAfter401) {
           // One refresh and one retry per call (spec §5.1, design §2.9).
           refreshedAfter401 = true;
           this.logger.debug({ endpoint: endpoint.route }, '401: refreshing the access token once');
-          await this.tokens.onUnauthorized(bearer ?? '', spec.signal);
+          await this.tokens.onUnauthorized(bearer ?? '', spec.signal, this.rotationGuard());
           this.events.onTokenRefresh?.({ variant: this.variant });
           attempt -= 1;
           continue;
@@ -263,6 +263,15 @@ export class ApiClient {
     Object.assign(view, this);
     view.sendGuard = guard;
     return view;
+  }
+
+  /**
+   * The send guard applied to a brokerage token rotation: it changes the server's state (the old
+   * refresh token dies), so a view whose lease is gone must not send one, reads or not.
+   */
+  private rotationGuard(): (() => void) | undefined {
+    const guard = this.sendGuard;
+    return guard ? () => guard({ method: 'GET', route: '/generate-new-token' }) : undefined;
   }
 
   /** Releases sockets. */

@@ -90,6 +90,8 @@ export class TokenManager {
   private pendingSave: Promise<void> | undefined;
   private loading: Promise<void> | undefined;
   private refreshing: Promise<string> | undefined;
+  /** The refresh in flight's caller check before a rotation is sent (accessToken's beforeRotation). */
+  private beforeRotation: (() => void) | undefined;
   /** `<pid>:<unique>:<host>`: a lock left by a process of this host that no longer runs is taken over at once. */
   /** The refresh lock held now was taken from a holder whose deadline passed unreleased (see awaitLateRotation). */
   private tookOverExpiredLock = false;
@@ -151,27 +153,33 @@ export class TokenManager {
     }
   }
 
-  /** A usable access token, refreshed first when missing or about to expire. */
-  async accessToken(signal?: AbortSignal): Promise<string> {
+  /**
+   * A usable access token, refreshed first when missing or about to expire. `beforeRotation`
+   * runs right before a brokerage rotation is sent and throws to stop it: the caller's lease
+   * check, so a replica whose tenure was cut does not rotate the account's refresh token (cluster
+   * chaos: one did, 0.7 s after the cut, and was SIGKILLed before it stored the new pair — the
+   * next holder found only the rotated-away one).
+   */
+  async accessToken(signal?: AbortSignal, beforeRotation?: () => void): Promise<string> {
     await this.ensureLoaded();
     await this.assertNotPaused(false);
     const token = this.current?.accessToken;
     if (token && !this.expiresSoon(this.current!)) return token;
-    return this.refresh(signal);
+    return this.refresh(signal, undefined, beforeRotation);
   }
 
   /**
    * The server answered 401 to `rejectedToken`. Refreshes once — unless another caller already
    * replaced that token, in which case the newer token is returned without a second refresh.
    */
-  async onUnauthorized(rejectedToken: string, signal?: AbortSignal): Promise<string> {
+  async onUnauthorized(rejectedToken: string, signal?: AbortSignal, beforeRotation?: () => void): Promise<string> {
     await this.ensureLoaded();
     await this.assertNotPaused(false);
     if (this.refreshing) return this.refreshing;
     const token = this.current?.accessToken;
     if (token && token !== rejectedToken) return token;
     if (this.current) this.current = { ...this.current, accessToken: null, accessExpiresAt: null };
-    return this.refresh(signal, rejectedToken);
+    return this.refresh(signal, rejectedToken, beforeRotation);
   }
 
   /** Current state, for `status` and tests (never logged). */
@@ -216,10 +224,13 @@ export class TokenManager {
     return this.options.clock.now().getTime() >= expiresAt - margin;
   }
 
-  private refresh(signal?: AbortSignal, rejectedToken?: string): Promise<string> {
+  private refresh(signal?: AbortSignal, rejectedToken?: string, beforeRotation?: () => void): Promise<string> {
     if (!this.refreshing) {
+      // The refresh is shared by whoever asks meanwhile; the first caller's check guards it.
+      this.beforeRotation = beforeRotation;
       this.refreshing = this.refreshUnderLock(signal, rejectedToken).finally(() => {
         this.refreshing = undefined;
+        this.beforeRotation = undefined;
       });
     }
     return this.refreshing;
@@ -435,7 +446,10 @@ export class TokenManager {
           return await this.adopt({ accessToken, refreshToken: record.refresh_token ?? refreshToken });
         }
         const sentAt = performance.now();
-        const record = await endpoints.rotateTokens(refreshToken, signal, () => this.assertLockHeld());
+        const record = await endpoints.rotateTokens(refreshToken, signal, () => {
+          this.assertLockHeld();
+          this.beforeRotation?.();
+        });
         const answeredAt = performance.now();
         const accessToken = pickAccessToken(record, 'GET /generate-new-token');
         if (!record.refresh_token) {

@@ -69,6 +69,11 @@ export interface ActionRecord {
   /** SIGKILL: when (local ms), and the accounts whose leases the victim held. */
   killedAtMs?: number;
   heldAccounts?: string[];
+  /**
+   * SIGKILL: the accounts whose token refresh lock the victim held (it was inside a refresh, its
+   * lease possibly already lost: a tenure cut while its rotation was in flight).
+   */
+  refreshingAccounts?: string[];
 }
 
 export interface ClusterChaosReport extends Omit<ChaosReport, 'table' | 'options'> {
@@ -346,6 +351,8 @@ export async function runClusterChaos(options: ClusterChaosOptions, print: (line
         const pid = victim.run.child.pid!;
         const at = await dbNowMs(sharedClient);
         record.heldAccounts = held.map((h) => h.account);
+        record.refreshingAccounts = await refreshLocksHeldBy(tenants, pid);
+        if (record.refreshingAccounts.length > 0) record.detail += `${record.detail ? '; ' : ''}inside a token refresh of ${record.refreshingAccounts.join(', ')}`;
         record.killedAtMs = Date.now();
         await set.kill(victim);
         record.failover = await measure(pid, at);
@@ -578,10 +585,34 @@ async function issuePairRetrying(sim: Tenant['sim']): Promise<{ accessToken: str
 /** How long after a rotation's answer a SIGKILL of the holder can have lost it (the store of a loaded replica). */
 const LOST_ANSWER_WINDOW_MS = 10_000;
 
-/** Lost rotation answers of `account` that a SIGKILL of its lease holder explains. */
+/**
+ * How long after a SIGKILL the simulator may still answer a rotation the killed holder sent: the
+ * request sat in the socket while the simulator's event loop (this busy process) was elsewhere.
+ * Nobody else can have sent it: the account's lease (TTL 4 s, renewed every second) is claimed by
+ * another replica no sooner than ~3 s after the kill, and only its holder calls the API.
+ */
+const ANSWERED_AFTER_KILL_MS = 1_000;
+
+/**
+ * The accounts whose token refresh lock the process `pid` holds (holder ids are
+ * `<pid>:<unique>:<host>`, TokenManager), read right before it is SIGKILLed.
+ */
+async function refreshLocksHeldBy(tenants: readonly Tenant[], pid: number): Promise<string[]> {
+  const held: string[] = [];
+  for (const t of tenants) {
+    const { rows } = await t.client.query<{ holder: string }>('select holder from token_refresh_locks');
+    if (rows.some((r) => Number(r.holder.split(':')[0]) === pid)) held.push(t.name ?? '');
+  }
+  return held;
+}
+
+/**
+ * Lost rotation answers of `account` that a SIGKILL explains: of its lease holder, or of a
+ * process inside a refresh of its tokens (one whose tenure had just been cut).
+ */
 function lostInKills(account: string, lostAnswersAtMs: readonly number[], actions: readonly ActionRecord[]): number {
-  const kills = actions.filter((a) => a.action === 'SIGKILL' && a.killedAtMs !== undefined && (a.heldAccounts ?? []).includes(account));
-  return lostAnswersAtMs.filter((at) => kills.some((k) => k.killedAtMs! >= at && k.killedAtMs! - at <= LOST_ANSWER_WINDOW_MS)).length;
+  const kills = actions.filter((a) => a.action === 'SIGKILL' && a.killedAtMs !== undefined && [...(a.heldAccounts ?? []), ...(a.refreshingAccounts ?? [])].includes(account));
+  return lostAnswersAtMs.filter((at) => kills.some((k) => k.killedAtMs! - at >= -ANSWERED_AFTER_KILL_MS && k.killedAtMs! - at <= LOST_ANSWER_WINDOW_MS)).length;
 }
 
 function accountOk(a: AccountResult): boolean {
