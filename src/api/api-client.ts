@@ -78,6 +78,8 @@ export interface ApiCall<T> {
    * deadline before a rotation).
    */
   beforeSend?: () => void;
+  /** Longer than the configured `api.timeout` only (a rotation waits for its answer: see rotateTokens). */
+  timeoutMs?: number;
   /** Endpoints that exist on one variant only. */
   variants?: readonly ApiVariant[];
   signal?: AbortSignal;
@@ -122,6 +124,8 @@ export class ApiClient {
   private readonly logger: Logger;
   private readonly events: ApiClientEvents;
   private sendGuard: SendGuard | undefined;
+  /** `api.timeout`: how long a request waits for its answer. */
+  private readonly timeoutMs: number;
 
   constructor(options: ApiClientOptions) {
     this.variant = options.variant;
@@ -133,9 +137,10 @@ export class ApiClient {
     this.retry = { ...DEFAULT_RETRY, ...options.retry };
     const rate = options.rateLimit ?? { requestsPerSecond: 8, maxInFlight: 4, adaptive: true };
     this.budget = options.budget ?? new RateBudget(rate);
+    this.timeoutMs = options.timeoutMs ?? 30_000;
     this.transport = new HttpTransport({
       baseUrl: this.baseUrl,
-      timeoutMs: options.timeoutMs ?? 30_000,
+      timeoutMs: this.timeoutMs,
       userAgent: options.userAgent,
       maxSockets: Math.max(4, rate.maxInFlight * 2),
       requestEncoding: this.requestEncoding,
@@ -171,7 +176,7 @@ export class ApiClient {
           this.call({ method: 'GET', route: '/token', schema: tokenRecordSchema, bearer: refreshToken, variants: ['main'], signal }).then(
             (result) => result.data as TokenRecord,
           ),
-        rotateTokens: (refreshToken, signal, beforeSend) =>
+        rotateTokens: (refreshToken, signal, beforeSend, answerWithinMs) =>
           this.call({
             method: 'GET',
             route: '/generate-new-token',
@@ -185,6 +190,7 @@ export class ApiClient {
             idempotent: !('clientId' in credentials),
             unreadableSuccessIsFinal: true,
             ...(beforeSend ? { beforeSend } : {}),
+            ...(answerWithinMs !== undefined ? { timeoutMs: answerWithinMs } : {}),
             signal,
           }).then((result) => result.data as TokenRecord),
       },
@@ -310,6 +316,7 @@ export class ApiClient {
           bearer,
           signal: spec.signal,
           ...(guard ? { beforeWrite: () => guard(endpoint) } : {}),
+          ...(spec.timeoutMs !== undefined && spec.timeoutMs > this.timeoutMs ? { timeoutMs: spec.timeoutMs } : {}),
         });
         this.clock.observe(response.headers.date, response.receivedAtMs);
         this.stats.responsesByStatus[response.status] = (this.stats.responsesByStatus[response.status] ?? 0) + 1;

@@ -22,6 +22,8 @@ export interface TransportRequest {
    * unsent, and `send` rejects with what it threw (write-gate.ts).
    */
   beforeWrite?: () => void;
+  /** This request's own timeout (default: the transport's). */
+  timeoutMs?: number;
 }
 
 export interface TransportResponse {
@@ -88,6 +90,7 @@ export class HttpTransport {
     // Every write's body is encoded here, so each endpoint (new ones included) gets the configured encoding.
     const encoded = request.body === undefined ? undefined : encodeRequestBody(request.body, this.requestEncoding);
     if (encoded?.contentType) headers['Content-Type'] = encoded.contentType;
+    const timeoutMs = request.timeoutMs ?? this.timeoutMs;
     try {
       const response = await this.axios.request<unknown>({
         method: request.method,
@@ -95,7 +98,8 @@ export class HttpTransport {
         data: encoded?.data,
         headers,
         signal: request.signal,
-        ...(request.beforeWrite ? { transport: gatedTransport(request.beforeWrite, this.timeoutMs) } : {}),
+        ...(request.timeoutMs !== undefined ? { timeout: timeoutMs } : {}),
+        ...(request.beforeWrite ? { transport: gatedTransport(request.beforeWrite, timeoutMs) } : {}),
       });
       const flatHeaders: Record<string, string | undefined> = {};
       for (const [name, value] of Object.entries(response.headers ?? {})) {

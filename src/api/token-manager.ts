@@ -22,9 +22,10 @@ export interface TokenEndpoints {
   refreshAccessToken(refreshToken: string, signal?: AbortSignal): Promise<TokenRecord>;
   /**
    * Brokerage: `GET /generate-new-token` — new access AND refresh token; the old refresh token
-   * dies. `beforeSend` runs right before the request is written (it throws to stop it unsent).
+   * dies. `beforeSend` runs right before the request is written (it throws to stop it unsent);
+   * `answerWithinMs`: how long to wait for the answer when that is longer than `api.timeout`.
    */
-  rotateTokens(refreshToken: string, signal?: AbortSignal, beforeSend?: () => void): Promise<TokenRecord>;
+  rotateTokens(refreshToken: string, signal?: AbortSignal, beforeSend?: () => void, answerWithinMs?: number): Promise<TokenRecord>;
 }
 
 export interface TokenManagerOptions {
@@ -446,10 +447,19 @@ export class TokenManager {
           return await this.adopt({ accessToken, refreshToken: record.refresh_token ?? refreshToken });
         }
         const sentAt = performance.now();
-        const record = await endpoints.rotateTokens(refreshToken, signal, () => {
-          this.assertLockHeld();
-          this.beforeRotation?.();
-        });
+        // Once sent, the answer is the only copy of the new pair: a slow one is waited for as long
+        // as the lock allows the call (not the shorter api.timeout), as a request given up on
+        // after the server rotated leaves a bare pair nothing but a dead refresh token.
+        const answerWithinMs = callDeadlineMs(this.options.refreshLockTtlMs ?? DEFAULT_LOCK_TTL_MS);
+        const record = await endpoints.rotateTokens(
+          refreshToken,
+          signal,
+          () => {
+            this.assertLockHeld();
+            this.beforeRotation?.();
+          },
+          answerWithinMs,
+        );
         const answeredAt = performance.now();
         const accessToken = pickAccessToken(record, 'GET /generate-new-token');
         if (!record.refresh_token) {

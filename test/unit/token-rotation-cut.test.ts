@@ -18,8 +18,8 @@ function jwt(expSecondsFromNow: number): string {
   const b64 = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
   return `${b64({ alg: 'none' })}.${b64({ exp: now + expSecondsFromNow, iat: now, n: Math.random() })}.sig`;
 }
-function client(credentials: ConstructorParameters<typeof ApiClient>[0]['credentials']): ApiClient {
-  return new ApiClient({
+function clientOptions(credentials: ConstructorParameters<typeof ApiClient>[0]['credentials']): ConstructorParameters<typeof ApiClient>[0] {
+  return {
     baseUrl: BASE,
     variant: 'brokerage',
     credentials,
@@ -27,7 +27,10 @@ function client(credentials: ConstructorParameters<typeof ApiClient>[0]['credent
     logger: capturingLogger().logger,
     rateLimit: { requestsPerSecond: 1000, maxInFlight: 4, adaptive: false },
     retry: { maxAttempts: 4, baseDelayMs: 1, maxDelayMs: 5, maxElapsedMs: 5_000 },
-  });
+  };
+}
+function client(credentials: ConstructorParameters<typeof ApiClient>[0]['credentials']): ApiClient {
+  return new ApiClient(clientOptions(credentials));
 }
 const CUT = '{"_object":"/api/response","self":"/generate-new-token","version":"1.0.0","data":{"token":"eyJ';
 
@@ -54,6 +57,33 @@ describe('a rotation that failed after it may have rotated', () => {
     const api = client({ accessToken: jwt(-60), refreshToken: 'refresh-0' });
     expect((await getLoad(api, 'B1')).reference_number).toBe('B1');
     expect(rotations).toBe(2);
+  });
+});
+
+describe('a rotation answered later than api.timeout', () => {
+  it('on a bare pair: the slow answer is waited for and stored, not given up on (the server has rotated by then)', async () => {
+    let rotations = 0;
+    const access = jwt(3600);
+    nock(BASE)
+      .get('/generate-new-token')
+      .delay(300)
+      .reply(() => {
+        rotations += 1;
+        return [200, envelope({ token: access, refresh_token: 'refresh-1' })];
+      })
+      .get('/generate-new-token')
+      .reply(() => {
+        rotations += 1;
+        return [401, { status: 401, message: 'refresh token is invalid or has been replaced' }];
+      })
+      .get('/loads/B1')
+      .reply(200, envelope({ _id: 'b1', reference_number: 'B1' }));
+    const store = new InMemoryTokenStore();
+    // Reads give up after 100 ms; the rotation waits as long as its lock allows.
+    const api = new ApiClient({ ...clientOptions({ accessToken: jwt(-60), refreshToken: 'refresh-0' }), tokenStore: store, timeoutMs: 100 });
+    expect((await getLoad(api, 'B1')).reference_number).toBe('B1');
+    expect(rotations).toBe(1);
+    expect((await store.load(api.tokens.account))?.refreshToken).toBe('refresh-1');
   });
 });
 
