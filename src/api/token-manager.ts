@@ -616,6 +616,9 @@ export class TokenManager {
           const stored = await store.load(account);
           if (stored?.refreshToken && stored.refreshToken !== rotatedFrom && stored.refreshToken !== next.refreshToken) {
             logger.warn('a rotated token pair could not be stored, and the store has another refresh token since: keeping that one');
+            // Nor is it written at this process's next refresh, and the lock kept for it goes.
+            if (this.unsaved === next) this.unsaved = undefined;
+            if (!this.refreshing) await this.releaseRefreshLock();
             return;
           }
           await store.save(account, next);

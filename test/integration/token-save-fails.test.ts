@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../src/api/api-client.js';
+import { readJwtTimes } from '../../src/api/jwt.js';
 import { listLoads } from '../../src/api/endpoints/loads.js';
 import { openState } from '../../src/state/database.js';
 import { migrateToLatest } from '../../src/state/migrate.js';
@@ -9,6 +10,7 @@ import type { StoredTokens } from '../../src/api/token-store.js';
 import type { SimulatorHandle } from '../../src/simulator/index.js';
 import { silentLogger } from '../../src/util/logger.js';
 import { issuePair, startSim, tempDir } from '../helpers/pull-harness.js';
+import { waitFor } from '../helpers/lease-targets.js';
 
 /**
  * Found by the cluster chaos run with ten accounts (issue 11, item 7): on brokerage a refresh
@@ -195,5 +197,33 @@ describe('a refresh whose pair cannot be stored', () => {
     expect(stats.lostRotationAnswersAtMs).toHaveLength(1);
     open();
     await Promise.all([refreshing, meanwhile]);
+  }, 60_000);
+
+  it('brokerage: an unsaved pair that another process has superseded in the store is dropped, and the refresh lock kept for it is released', async () => {
+    const { server, credentials, db, store } = await brokerageWithFlakyStore();
+    const client = new ApiClient({ ...brokerageClientOptions(server, credentials), tokenStore: store });
+    opened.push(client);
+    await listLoads(client, { skip: 0, limit: 5, sortBy: 'asc' });
+    server.advance(6_000);
+    // The rotation's save and every background save fail…
+    store.failNextSave = true;
+    store.failMoreSaves = 1_000;
+    await listLoads(client, { skip: 5, limit: 5, sortBy: 'asc' }).catch(() => undefined);
+    const locks = () => db.selectFrom('token_refresh_locks').selectAll().execute();
+    expect(await locks()).toHaveLength(1);
+    // …meanwhile an operator revokes the family and stores a new pair (newer than both).
+    server.revokeRefreshTokens();
+    const operatorPair = await issuePair(server);
+    expect(operatorPair.refreshToken).not.toBe(client.tokens.snapshot()?.refreshToken);
+    const expiresAtMs = readJwtTimes(operatorPair.accessToken)!.expiresAtMs;
+    await new SqlTokenStore(db).save(client.tokens.account, { ...operatorPair, accessExpiresAt: new Date(expiresAtMs).toISOString() });
+    // …until the state database is back: the pair in the store is another one now.
+    store.failNextSave = false;
+    store.failMoreSaves = 0;
+    await waitFor(async () => (await locks()).length === 0, 20_000, 'the refresh lock released');
+    // The next refresh of this process works from the store's pair, not its own stale one.
+    server.advance(6_000);
+    expect((await listLoads(client, { skip: 10, limit: 5, sortBy: 'asc' })).items).toHaveLength(5);
+    expect(server.stats().retiredRefreshTokenUses).toBe(0);
   }, 60_000);
 });
