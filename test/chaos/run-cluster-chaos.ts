@@ -147,7 +147,7 @@ async function openTenant(options: ClusterChaosOptions, i: number, dir: string, 
   const clientSecret = `chaos-secret-${randomBytes(12).toString('hex')}`;
   const webhookSecret = `chaos-whsec-${randomBytes(12).toString('hex')}`;
   const sim = await startSimulator({ ...chaosSimulatorOptions(own, clientSecret), ...(several ? { clientId: `chaos-client-${i}` } : {}) });
-  const pair = shape.bare ? await issuePair(sim) : undefined;
+  const pair = shape.bare ? await issuePairRetrying(sim) : undefined;
   const schema = shape.name ? `${sharedSchema}_${shape.name}` : sharedSchema;
   const tdir = several ? path.join(dir, shape.name!) : dir;
   fs.mkdirSync(tdir, { recursive: true });
