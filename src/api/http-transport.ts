@@ -1,11 +1,13 @@
 import http from 'node:http';
 import https from 'node:https';
-import axios, { type AxiosInstance, isAxiosError } from 'axios';
 import { ApiNetworkError, type EndpointRef } from './errors.js';
+import { exchange, type ExchangeError, type ExchangeResult, TIMED_OUT } from './http-exchange.js';
 import { decodeBody } from './json-body.js';
+import type { ProxiedTransport } from './proxied-transport.js';
 import { encodeQuery, type QueryParams } from './query-string.js';
 import { encodeRequestBody, type RequestEncoding } from './request-body.js';
-import { gatedTransport, refusedByGate } from './write-gate.js';
+import { ACCEPT_ENCODING } from './response-decoding.js';
+import { refusedByGate } from './write-gate.js';
 
 export interface TransportRequest {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -50,75 +52,103 @@ export interface TransportOptions {
  * error page or a truncated JSON body is seen for what it is instead of being silently passed
  * through as a string. Every status is returned; mapping statuses to errors is the client's job.
  * Network failures become `ApiNetworkError`, never carrying headers or the bearer token.
+ *
+ * Requests go straight through node:http(s) (http-exchange.ts): an HTTP library's per-request
+ * option merging cost as much CPU as the whole socket work of a list page. Only when the
+ * environment names a proxy for the API's scheme do they go through axios (proxied-transport.ts).
  */
 export class HttpTransport {
-  private readonly axios: AxiosInstance;
   private readonly httpAgent: http.Agent;
   private readonly httpsAgent: https.Agent;
   private readonly requestEncoding: RequestEncoding;
   private readonly timeoutMs: number;
+  private readonly baseUrl: string;
+  private readonly userAgent: string;
+  private proxied: Promise<ProxiedTransport> | undefined;
 
   constructor(options: TransportOptions) {
     this.requestEncoding = options.requestEncoding ?? 'json';
     this.timeoutMs = options.timeoutMs;
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.userAgent = headerValue(options.userAgent ?? 'freight-sync');
     const maxSockets = options.maxSockets ?? 16;
     this.httpAgent = new http.Agent({ keepAlive: true, maxSockets });
     this.httpsAgent = new https.Agent({ keepAlive: true, maxSockets });
-    this.axios = axios.create({
-      baseURL: options.baseUrl.replace(/\/+$/, ''),
-      timeout: options.timeoutMs,
-      // Bytes: a large page is parsed piecewise from them (json-body.ts), text is decoded on demand.
-      responseType: 'arraybuffer',
-      transformResponse: [(data: unknown) => data],
-      validateStatus: () => true,
-      maxRedirects: 0,
-      decompress: true,
-      httpAgent: this.httpAgent,
-      httpsAgent: this.httpsAgent,
-      headers: {
-        Accept: 'application/json',
-        'User-Agent': options.userAgent ?? 'freight-sync',
-      },
-    });
+    if (proxyNamedFor(this.baseUrl)) {
+      const agents = { http: this.httpAgent, https: this.httpsAgent };
+      this.proxied = import('./proxied-transport.js').then((m) => new m.ProxiedTransport(this.baseUrl, this.timeoutMs, agents));
+    }
   }
 
   async send(request: TransportRequest): Promise<TransportResponse> {
     const query = encodeQuery(request.query);
     const url = query ? `${request.path}?${query}` : request.path;
-    const headers: Record<string, string> = {};
-    if (request.bearer) headers.Authorization = `Bearer ${request.bearer}`;
     // Every write's body is encoded here, so each endpoint (new ones included) gets the configured encoding.
     const encoded = request.body === undefined ? undefined : encodeRequestBody(request.body, this.requestEncoding);
-    if (encoded?.contentType) headers['Content-Type'] = encoded.contentType;
-    const timeoutMs = request.timeoutMs ?? this.timeoutMs;
     try {
-      const response = await this.axios.request<unknown>({
-        method: request.method,
-        url,
-        data: encoded?.data,
-        headers,
-        signal: request.signal,
-        ...(request.timeoutMs !== undefined ? { timeout: timeoutMs } : {}),
-        ...(request.beforeWrite ? { transport: gatedTransport(request.beforeWrite, timeoutMs) } : {}),
-      });
-      const flatHeaders: Record<string, string | undefined> = {};
-      for (const [name, value] of Object.entries(response.headers ?? {})) {
-        flatHeaders[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value == null ? undefined : String(value);
-      }
-      const bytes = asBuffer(response.data);
-      let text: string | undefined;
-      return {
-        status: response.status,
-        headers: flatHeaders,
-        bytes,
-        get body() {
-          return (text ??= decodeBody(bytes));
-        },
-        receivedAtMs: Date.now(),
-      };
+      const answer = this.proxied
+        ? await (await this.proxied).send({
+            method: request.method,
+            url,
+            headers: this.headers(request.bearer, encoded?.contentType, undefined),
+            body: encoded?.data,
+            signal: request.signal,
+            beforeWrite: request.beforeWrite,
+            timeoutMs: request.timeoutMs ?? this.timeoutMs,
+          })
+        : await this.direct(request, url, encoded?.data, encoded?.contentType);
+      return toResponse(answer);
     } catch (error) {
       throw toNetworkError(error, request.endpoint, request.signal);
     }
+  }
+
+  private async direct(request: TransportRequest, url: string, data: string | Buffer | FormData | undefined, contentType: string | undefined): Promise<ExchangeResult> {
+    let body: Buffer | undefined;
+    if (typeof data === 'string') body = Buffer.from(data, 'utf8');
+    else if (Buffer.isBuffer(data)) body = data;
+    else if (data !== undefined) {
+      // FormData (document uploads): the platform writes the multipart body and its boundary.
+      const form = new Response(data);
+      contentType = form.headers.get('content-type') ?? undefined;
+      body = Buffer.from(await form.arrayBuffer());
+    }
+    // As a browser would: the base URL's path joined with the request's, dot segments resolved.
+    const target = new URL(`${this.baseUrl}/${url.replace(/^\/+/, '')}`);
+    const headers = this.headers(request.bearer, contentType, body?.length);
+    let auth: string | undefined;
+    if (target.username || target.password) {
+      // Credentials in the base URL: Basic auth, which takes the Authorization header's place.
+      auth = `${decodeSafely(target.username)}:${decodeSafely(target.password)}`;
+      delete headers.Authorization;
+    }
+    const protocol = target.protocol;
+    if (protocol !== 'http:' && protocol !== 'https:') throw Object.assign(new Error(`Unsupported protocol ${protocol}`), { code: 'ERR_BAD_REQUEST' });
+    return exchange({
+      protocol,
+      hostname: target.hostname.startsWith('[') ? target.hostname.slice(1, -1) : target.hostname,
+      port: target.port,
+      path: target.pathname + target.search,
+      method: request.method,
+      headers,
+      body,
+      auth,
+      agent: protocol === 'https:' ? this.httpsAgent : this.httpAgent,
+      timeoutMs: request.timeoutMs ?? this.timeoutMs,
+      signal: request.signal,
+      beforeWrite: request.beforeWrite,
+    });
+  }
+
+  /** The request's headers, in the order they have always been sent. */
+  private headers(bearer: string | undefined, contentType: string | undefined, contentLength: number | undefined): Record<string, string> {
+    const headers: Record<string, string> = { Accept: 'application/json' };
+    if (contentType) headers['Content-Type'] = headerValue(contentType);
+    headers['User-Agent'] = this.userAgent;
+    if (bearer) headers.Authorization = headerValue(`Bearer ${bearer}`);
+    if (contentLength !== undefined) headers['Content-Length'] = String(contentLength);
+    headers['Accept-Encoding'] = ACCEPT_ENCODING;
+    return headers;
   }
 
   close(): void {
@@ -127,18 +157,53 @@ export class HttpTransport {
   }
 }
 
-/** axios gives a Buffer for `arraybuffer` in Node; anything else (a mocked adapter) as its text. */
-function asBuffer(data: unknown): Buffer {
-  if (Buffer.isBuffer(data)) return data;
-  if (data instanceof ArrayBuffer) return Buffer.from(data);
-  if (ArrayBuffer.isView(data)) return Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-  return Buffer.from(typeof data === 'string' ? data : String(data ?? ''), 'utf8');
+function toResponse(answer: ExchangeResult): TransportResponse {
+  const headers: Record<string, string | undefined> = {};
+  for (const name in answer.headers) {
+    const value = answer.headers[name];
+    headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  const bytes = answer.bytes;
+  let text: string | undefined;
+  return {
+    status: answer.status,
+    headers,
+    bytes,
+    get body() {
+      return (text ??= decodeBody(bytes));
+    },
+    receivedAtMs: Date.now(),
+  };
+}
+
+/**
+ * Whether the environment names a proxy for the base URL's scheme (the variables axios reads;
+ * it also applies `NO_PROXY`, so a named proxy may still not be used for this host).
+ */
+function proxyNamedFor(baseUrl: string): boolean {
+  const scheme = /^([a-z][a-z\d+.-]*):/i.exec(baseUrl)?.[1]?.toLowerCase();
+  const env = (name: string) => process.env[name.toLowerCase()] || process.env[name.toUpperCase()];
+  return Boolean(scheme && (env(`${scheme}_proxy`) || env('all_proxy')));
+}
+
+// Header values lose control characters and surrounding blanks rather than failing the request.
+const UNSAFE_IN_HEADER = /[^\t\x20-\x7e\x80-\xff]|^[\t ]|[\t ]$/;
+
+function headerValue(value: string): string {
+  return UNSAFE_IN_HEADER.test(value) ? value.replace(/[^\t\x20-\x7e\x80-\xff]+/g, '').replace(/^[\t ]+|[\t ]+$/g, '') : value;
+}
+
+function decodeSafely(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
 }
 
 function toNetworkError(error: unknown, endpoint: EndpointRef, signal: AbortSignal | undefined): Error {
   // Stopped unsent by its gate: not a network failure, and surely not an ambiguous one.
-  const cause = isAxiosError(error) ? (error.cause as unknown) : error;
-  if (refusedByGate(cause)) return cause;
+  if (refusedByGate(error)) return error;
   if (signal?.aborted) {
     const reason: unknown = signal.reason;
     if (reason instanceof Error) return reason;
@@ -146,12 +211,12 @@ function toNetworkError(error: unknown, endpoint: EndpointRef, signal: AbortSign
     abort.name = 'AbortError';
     return abort;
   }
-  if (isAxiosError(error)) {
-    const code = error.code;
+  if (error instanceof Error) {
+    const code = (error as ExchangeError).code;
     // A refused connection never reached the server: safe to retry even a POST.
     const refused = code === 'ECONNREFUSED';
-    const detail = code === 'ECONNABORTED' || code === 'ETIMEDOUT' ? 'request timed out' : `connection failed: ${error.message}`;
+    const detail = code === TIMED_OUT || code === 'ETIMEDOUT' ? 'request timed out' : `connection failed: ${error.message}`;
     return new ApiNetworkError(endpoint, code, detail, !refused);
   }
-  return new ApiNetworkError(endpoint, undefined, error instanceof Error ? error.message : String(error), true);
+  return new ApiNetworkError(endpoint, undefined, String(error), true);
 }

@@ -3,7 +3,7 @@ import https from 'node:https';
 import type { Socket } from 'node:net';
 import { TLSSocket } from 'node:tls';
 
-/** What axios calls to open a request (its `transport` option). */
+/** What opens a request: node:http's `request`, as http-exchange.ts and axios (its `transport` option) call it. */
 export interface RequestTransport {
   request(options: http.RequestOptions, onResponse: (response: http.IncomingMessage) => void): http.ClientRequest;
 }
@@ -21,15 +21,15 @@ export function refusedByGate(error: unknown): error is Error {
 /**
  * A transport that runs `check` at the last moment a request can still be held back: right before
  * its bytes are written to a connected socket (TLS: after the handshake). A check before handing
- * the request to axios is not enough: the request may then wait for a free socket of the agent,
+ * the request to the HTTP layer is not enough: the request may then wait for a free socket of the agent,
  * for a TCP connect or a TLS handshake, or the process may be stopped (SIGSTOP, a VM pause) in
  * between, and after it resumes I/O callbacks can run before any timer noticed the pause. Here the
  * check and the write happen in one synchronous run: nothing can come between them but the pause
  * of the whole process inside those few instructions.
  *
  * When `check` throws, the request is destroyed unsent and fails with that very error.
- * `timeoutMs` bounds the wait for a connection by the wall clock, as axios does for its own
- * transport (a socket's idle timeout does not run while TCP connect is pending).
+ * `timeoutMs` bounds the wait for a connection by the wall clock, as the transport does for
+ * ungated requests (a socket's idle timeout does not run while TCP connect is pending).
  */
 export function gatedTransport(check: () => void, timeoutMs: number): RequestTransport {
   return {
