@@ -10,7 +10,7 @@ export interface CsvSinkDeps {
   readonly logger: ContractLogger;
 }
 
-/** The file-drop sink on a local folder (fsync'd temp file, rename, directory fsync). */
+/** The file-drop sink on a local folder (pages appended to a batch's page log and fdatasync'd; batch files fsync'd and renamed). */
 export class CsvSink extends FileDropSink {
   constructor(deps: CsvSinkDeps) {
     super({ ...deps, target: new LocalTarget() });

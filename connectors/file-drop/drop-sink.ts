@@ -1,19 +1,25 @@
 import { mappingRejections, type ContractLogger, type RecordBatch, type RecordSink, type SinkAck, type StreamMapper } from '../../src/contracts/index.js';
 import { throwIfAborted } from '../../src/util/abort.js';
 import { releaseBuffer } from '../../src/util/release-buffer.js';
-import type { FileTarget } from './file-target.js';
+import type { AppendLog, FileTarget } from './file-target.js';
 import { encodeCsv, latin1Check } from './encode-csv.js';
 import { batchFileOf, batchName, parseBatchName, STAGING_DIR, utcStamp } from './file-names.js';
 import { applyRetention } from './retention.js';
 import type { CsvFormat } from './format-options.js';
 import { chunkLayout, encodeChunk, type ChunkTable, type PartLayout } from './page-chunk.js';
-import { publishBatch, PUBLISHED_SUFFIX } from './publish-batch.js';
+import { FRAME_HEADER_BYTES, frameHeader } from './page-frames.js';
+import { scanPageLog } from './page-log-scan.js';
+import { publishBatch, PUBLISHED_SUFFIX, type StagedPage } from './publish-batch.js';
 import { DropWriterLock } from './drop-lock.js';
 
 const PAGE_SUFFIX = '.page';
 /** Retention by age alone runs at most this often (see `retentionDue`). */
 const AGE_RETENTION_EVERY_MS = 60_000;
+const LOG_SUFFIX = '.pages';
+/** A page staged as a file of its own: `<batch>.<page>.page` (targets without page logs, and older versions). */
 const STAGED_PAGE = /^(\d{8}T\d{6}Z-\d{6,})\.(\d{6,})\.page$/;
+/** A segment of a batch's page log: `<batch>.<segment>.pages` (page-frames.ts). */
+const PAGE_LOG = /^(\d{8}T\d{6}Z-\d{6,})\.(\d{6,})\.pages$/;
 
 export interface DropSinkDeps {
   readonly target: FileTarget;
@@ -28,18 +34,23 @@ export interface DropSinkDeps {
 
 interface OpenBatch {
   readonly name: string;
-  readonly pages: string[];
+  readonly pages: StagedPage[];
+  /** Every staging file holding its pages (page files, or page log segments). */
+  readonly files: string[];
+  /** The page log pages are appended to, where the target has page logs; a new segment after one that failed beyond repair. */
+  log: AppendLog | undefined;
+  segment: number;
   readonly rows: Map<string, number>;
   /** Each table's head (BOM, header line): a page with another head starts a new batch. */
   readonly heads: Map<string, Buffer>;
-  /** Where each page's tables are in its file: publishing reads only a table's bytes. */
-  readonly layouts: Map<string, readonly PartLayout[]>;
 }
 
 /**
  * Writes a CSV drop an ERP can consume in batches. Each `write` maps the page and stages it — all
- * its tables in ONE file in the hidden `.staging` folder, written, fsync'd and renamed — before it
- * resolves: that is the acknowledgement, and a `kill -9` right after it loses nothing. Pages
+ * its tables in one frame appended to the batch's page log in the hidden `.staging` folder and
+ * fdatasync'd (page-frames.ts; on a target without page logs, SFTP, one file per page, written,
+ * fsync'd and renamed) — before it resolves: that is the acknowledgement, and a `kill -9` right
+ * after it loses nothing. Pages
  * accumulate in the open batch; the batch is published (one `<batch>-<table>.csv` per table,
  * then `<batch>.manifest.json` last) at `flush` — the end of every run — or as soon as one of its
  * tables reaches `maxBatchRows` rows. At start (`recover`) batches a crash left staged are
@@ -142,20 +153,12 @@ export class FileDropSink implements RecordSink {
     const { target } = this.deps;
     // The same table with another header (a mapping change) cannot share a file: publish first.
     if (this.open && tables.some((t) => this.open!.heads.has(t.table) && !this.open!.heads.get(t.table)!.equals(t.head))) await this.publishOpen();
-    const open: OpenBatch = (this.open ??= { name: this.nextBatchName(), pages: [], rows: new Map(), heads: new Map(), layouts: new Map() });
+    const open: OpenBatch = (this.open ??= { name: this.nextBatchName(), pages: [], files: [], log: undefined, segment: 0, rows: new Map(), heads: new Map() });
     // The page number only advances once the page is in: a retried write reuses (replaces) it.
-    const page = `${open.name}.${String(open.pages.length + 1).padStart(6, '0')}${PAGE_SUFFIX}`;
+    const number = open.pages.length + 1;
     const parts = encodeChunk(tables);
-    const staged = await target.stage(this.stagingDir, page, parts, signal);
-    try {
-      await target.commit(staged);
-    } catch (error) {
-      await target.discard(staged);
-      throw error;
-    }
-    await target.syncDir(this.stagingDir);
-    open.pages.push(page);
-    open.layouts.set(page, chunkLayout(parts, tables));
+    const layout = chunkLayout(parts, tables);
+    open.pages.push(target.openAppendLog ? await this.appendPage(open, number, parts, layout) : await this.stagePageFile(open, number, parts, layout, signal));
     await this.lock.refresh();
     for (const t of tables) {
       open.rows.set(t.table, (open.rows.get(t.table) ?? 0) + t.rows);
@@ -172,12 +175,59 @@ export class FileDropSink implements RecordSink {
     }
   }
 
+  /**
+   * Appends the page as one frame of the batch's page log (opened at the batch's first page, a
+   * new segment after a log that a failed append left unusable) and syncs it. A failed append
+   * takes its bytes back off the file, so the retried page follows the last acknowledged one.
+   */
+  private async appendPage(open: OpenBatch, number: number, parts: Buffer[], layout: readonly PartLayout[]): Promise<StagedPage> {
+    const { target } = this.deps;
+    if (open.log && !open.log.usable) {
+      await open.log.close();
+      open.log = undefined;
+    }
+    if (!open.log) {
+      open.segment += 1;
+      const name = `${open.name}.${String(open.segment).padStart(6, '0')}${LOG_SUFFIX}`;
+      open.log = await target.openAppendLog!(this.stagingDir, name);
+      open.files.push(name);
+    }
+    const at = await open.log.append([frameHeader(number, parts), ...parts]);
+    const payloadAt = at + FRAME_HEADER_BYTES;
+    return { file: open.log.name, parts: layout.map((part) => ({ ...part, at: payloadAt + part.at })) };
+  }
+
+  /** The page as a file of its own: written under a temp name, fsync'd, renamed, the folder synced. */
+  private async stagePageFile(open: OpenBatch, number: number, parts: Buffer[], layout: readonly PartLayout[], signal: AbortSignal): Promise<StagedPage> {
+    const { target } = this.deps;
+    const page = `${open.name}.${String(number).padStart(6, '0')}${PAGE_SUFFIX}`;
+    const staged = await target.stage(this.stagingDir, page, parts, signal);
+    try {
+      await target.commit(staged);
+    } catch (error) {
+      await target.discard(staged);
+      throw error;
+    }
+    await target.syncDir(this.stagingDir);
+    if (!open.files.includes(page)) open.files.push(page);
+    return { file: page, parts: layout };
+  }
+
   private async publishOpen(): Promise<void> {
     const open = this.open;
     if (!open) return;
-    await this.publish(open.name, open.pages, open.layouts);
+    // The log is complete: publishing reads it by byte ranges. A failed publish leaves the batch
+    // open, and its next page goes to a new segment.
+    await this.closeLog(open);
+    await this.publish(open.name, open.pages, open.files);
     this.open = undefined;
     await this.lock.release();
+  }
+
+  private async closeLog(open: OpenBatch): Promise<void> {
+    const log = open.log;
+    open.log = undefined;
+    await log?.close();
   }
 
   /**
@@ -188,20 +238,36 @@ export class FileDropSink implements RecordSink {
     if (!(await this.lock.acquire(signal, { wait }))) return;
     const { target, directory } = this.deps;
     for (const name of await this.namesIn(directory)) this.noteBatch(batchFileOf(name)?.batch);
-    const leftover = new Map<string, string[]>();
-    for (const name of await this.namesIn(this.stagingDir)) {
-      const match = STAGED_PAGE.exec(name);
-      const batch = match?.[1] ?? (name.endsWith(PUBLISHED_SUFFIX) ? name.slice(0, -PUBLISHED_SUFFIX.length) : undefined);
-      if (!batch || !parseBatchName(batch)) continue;
-      const pages = leftover.get(batch) ?? [];
-      if (match) pages.push(name);
-      leftover.set(batch, pages);
+    // Per batch: its pages by number (a later copy of a number replaces an earlier one) and its files.
+    const leftover = new Map<string, { pages: Map<number, StagedPage>; files: string[] }>();
+    const batchOf = (batch: string) => {
+      let entry = leftover.get(batch);
+      if (!entry) leftover.set(batch, (entry = { pages: new Map(), files: [] }));
       this.noteBatch(batch);
+      return entry;
+    };
+    for (const name of (await this.namesIn(this.stagingDir)).sort()) {
+      const page = STAGED_PAGE.exec(name);
+      const log = PAGE_LOG.exec(name);
+      if (page && parseBatchName(page[1]!)) {
+        const entry = batchOf(page[1]!);
+        entry.files.push(name);
+        entry.pages.set(Number(page[2]), { file: name });
+      } else if (log && parseBatchName(log[1]!)) {
+        const entry = batchOf(log[1]!);
+        entry.files.push(name);
+        const scan = await scanPageLog(target, this.stagingDir, name);
+        if (scan.torn) this.deps.logger.warn({ file: target.describe(target.join(this.stagingDir, name)), pages: scan.pages.length, intactBytes: scan.intactBytes }, 'page log ends in a torn page (written, never acknowledged): left out');
+        for (const { page: number, staged } of scan.pages) entry.pages.set(number, staged);
+      } else if (name.endsWith(PUBLISHED_SUFFIX) && parseBatchName(name.slice(0, -PUBLISHED_SUFFIX.length))) {
+        batchOf(name.slice(0, -PUBLISHED_SUFFIX.length));
+      }
     }
     for (const batch of [...leftover.keys()].sort()) {
-      const pages = leftover.get(batch)!.sort();
-      this.deps.logger.warn({ directory: target.describe(directory), batch, pages: pages.length }, 'publishing a batch staged before a crash');
-      await this.publish(batch, pages);
+      const { pages, files } = leftover.get(batch)!;
+      const inOrder = [...pages.keys()].sort((a, b) => a - b).map((number) => pages.get(number)!);
+      this.deps.logger.warn({ directory: target.describe(directory), batch, pages: inOrder.length }, 'publishing a batch staged before a crash');
+      await this.publish(batch, inOrder, files);
     }
   }
 
@@ -211,9 +277,9 @@ export class FileDropSink implements RecordSink {
     return target.listNames ? target.listNames(dir) : (await target.list(dir)).map((entry) => entry.name);
   }
 
-  private async publish(batch: string, pages: readonly string[], layouts?: ReadonlyMap<string, readonly PartLayout[]>): Promise<void> {
+  private async publish(batch: string, pages: readonly StagedPage[], staged: readonly string[]): Promise<void> {
     const { target, directory, options, logger } = this.deps;
-    const files = await publishBatch({ target, directory, stagingDir: this.stagingDir, batch, pages, marker: options.marker, ...(layouts ? { layouts } : {}) });
+    const files = await publishBatch({ target, directory, stagingDir: this.stagingDir, batch, pages, files: staged, marker: options.marker });
     if (files.length > 0) logger.debug({ directory: target.describe(directory), batch, files: files.length, rows: files.reduce((s, f) => s + f.rows, 0) }, 'published batch');
     if (!options.retention || !this.retentionDue(options.retention)) return;
     try {

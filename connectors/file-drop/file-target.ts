@@ -78,10 +78,34 @@ export interface FileTarget {
   /** Makes renames and unlinks in `dir` durable where the target can (no-op over SFTP). */
   syncDir(dir: string): Promise<void>;
   /**
+   * Optional: creates `name` in `dir` (it must not exist) as a file only ever appended to, its
+   * directory entry made durable before this resolves. The CSV sink stages a batch's pages in one
+   * such file where the target has it (a local folder): per page one write and one fdatasync
+   * instead of a temp file, its fsync, a rename and a folder fsync.
+   */
+  openAppendLog?(dir: string, name: string): Promise<AppendLog>;
+  /**
    * Creates `name` in `dir` with `content` only if no file of that name exists: true when this call
    * created it, false when it was there already. Atomic against other writers (a lock file).
    */
   createExclusive(dir: string, name: string, content: Buffer): Promise<boolean>;
+}
+
+/** A file written only at its end, each append durable before it resolves (see `FileTarget.openAppendLog`). */
+export interface AppendLog {
+  /** The file's name in its directory. */
+  readonly name: string;
+  /** Bytes appended and synced so far: the file's length as far as anyone may rely on. */
+  readonly size: number;
+  /** False once a failed append could not be cut back off the file: nothing more may be appended to it. */
+  readonly usable: boolean;
+  /**
+   * Writes `parts` at the end and fdatasyncs them; resolves with the offset they start at. When
+   * it fails the file is cut back to `size` (or, if even that fails, the log is no longer `usable`).
+   */
+  append(parts: readonly Buffer[]): Promise<number>;
+  /** Closes the file; never throws. */
+  close(): Promise<void>;
 }
 
 /** Stage then commit; for small files written after the data (markers, result files). */

@@ -3,7 +3,7 @@ import { access, link, mkdir, open, readdir, readFile, rename, stat, unlink, typ
 import path from 'node:path';
 import { throwIfAborted } from '../../src/util/abort.js';
 import { asStorageError } from '../../src/util/storage-errors.js';
-import { hashedChunks, isBufferList, stagedFromMemory, type FileEntry, type StageContent, type StageDigest, type FileTarget, type StagedFile } from './file-target.js';
+import { hashedChunks, isBufferList, stagedFromMemory, type AppendLog, type FileEntry, type StageContent, type StageDigest, type FileTarget, type StagedFile } from './file-target.js';
 import { tempFileName } from './file-names.js';
 
 const WHAT = 'file drop';
@@ -158,6 +158,20 @@ export class LocalTarget implements FileTarget {
     }
   }
 
+  async openAppendLog(dir: string, name: string): Promise<AppendLog> {
+    const file = path.join(dir, name);
+    const handle = await guarded(file, () => open(file, 'wx', 0o644));
+    try {
+      // The new name must survive a crash before the first page in it is acknowledged.
+      await guarded(dir, () => this.syncDir(dir));
+    } catch (error) {
+      await handle.close().catch(() => undefined);
+      await unlink(file).catch(() => undefined);
+      throw error;
+    }
+    return new LocalAppendLog(handle, file, name);
+  }
+
   /** Written whole under a temp name, then hard-linked: `link` fails when the name exists, so the file appears complete or not at all. */
   async createExclusive(dir: string, name: string, content: Buffer): Promise<boolean> {
     const staged = await this.stage(dir, name, content, new AbortController().signal);
@@ -187,6 +201,43 @@ export class LocalTarget implements FileTarget {
   }
 }
 
+/** An append-only file of a local folder: positioned writes at its synced length, then fdatasync (the length is metadata fdatasync flushes). */
+class LocalAppendLog implements AppendLog {
+  size = 0;
+  usable = true;
+
+  constructor(
+    private readonly handle: FileHandle,
+    private readonly file: string,
+    readonly name: string,
+  ) {}
+
+  async append(parts: readonly Buffer[]): Promise<number> {
+    if (!this.usable) throw new Error(`${this.file}: a failed append could not be undone; nothing more is appended to this file`);
+    const at = this.size;
+    try {
+      const written = await writeAllParts(this.handle, parts, at);
+      await this.handle.datasync();
+      this.size = at + written;
+      return at;
+    } catch (error) {
+      try {
+        // Whatever of the failed append reached the file goes: the next append starts at a frame boundary.
+        await this.handle.truncate(at);
+        await this.handle.datasync();
+      } catch {
+        this.usable = false;
+      }
+      throw asStorageError(error, WHAT, this.file);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.usable = false;
+    await this.handle.close().catch(() => undefined);
+  }
+}
+
 /**
  * `FileHandle.write` may write only part of a buffer (a disk filling up answers with fewer bytes
  * before it answers ENOSPC): write the rest until all of it is down, or the error comes.
@@ -200,16 +251,22 @@ async function writeFully(handle: FileHandle, chunk: Uint8Array): Promise<void> 
   }
 }
 
-/** `writev` of every part, continuing after a partial write like `writeFully`. */
-export async function writeAllParts(handle: FileHandle, parts: readonly Buffer[]): Promise<void> {
+/**
+ * `writev` of every part (at `position` when given, else at the file's position), continuing after
+ * a partial write like `writeFully`; resolves with the bytes written.
+ */
+export async function writeAllParts(handle: FileHandle, parts: readonly Buffer[], position?: number): Promise<number> {
   let rest = parts.filter((part) => part.length > 0);
+  let written = 0;
   while (rest.length > 0) {
     const wanted = rest.reduce((sum, part) => sum + part.length, 0);
-    const { bytesWritten } = await handle.writev(rest);
+    const { bytesWritten } = await handle.writev(rest, position === undefined ? undefined : position + written);
     if (bytesWritten <= 0) throw Object.assign(new Error(`wrote 0 of ${wanted} bytes`), { code: 'EIO' });
-    if (bytesWritten >= wanted) return;
+    written += bytesWritten;
+    if (bytesWritten >= wanted) return written;
     let skip = bytesWritten;
     while (skip >= rest[0]!.length) skip -= rest.shift()!.length;
     rest = [rest[0]!.subarray(skip), ...rest.slice(1)];
   }
+  return written;
 }

@@ -82,3 +82,17 @@ export function decodeChunk(content: Buffer, where: string): ChunkTable[] {
   if (at !== content.length) throw new Error(`${where}: staged page is ${content.length} bytes, its index describes ${at}`);
   return tables;
 }
+
+/** Where each table of the staged page `content` is, as `chunkLayout` says it, `offset` added (the page's place in its file). */
+export function decodeLayout(content: Buffer, where: string, offset: number): PartLayout[] {
+  return decodeChunk(content, where).map((t) => ({
+    table: t.table,
+    streams: t.streams,
+    root: t.root,
+    key: t.key,
+    rows: t.rows,
+    at: offset + (t.head.byteOffset - content.byteOffset),
+    headBytes: t.head.length,
+    bodyBytes: t.body.length,
+  }));
+}

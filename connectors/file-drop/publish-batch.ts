@@ -19,16 +19,27 @@ export interface BatchFile extends TableInfo {
   readonly sha256: string;
 }
 
+/**
+ * One staged page of a batch: a file of its own (`<batch>.<page>.page`), or a frame of the
+ * batch's page log (`<batch>.<segment>.pages`, page-frames.ts). `parts` says where each table's
+ * bytes are in `file`: always known for a frame, and for a page file this process staged.
+ */
+export interface StagedPage {
+  /** Name in the staging folder. */
+  readonly file: string;
+  readonly parts?: readonly PartLayout[];
+}
+
 export interface PublishRequest {
   readonly target: FileTarget;
   readonly directory: string;
   readonly stagingDir: string;
   readonly batch: string;
-  /** Names of the batch's staged pages in the staging folder, in staging order. */
-  readonly pages: readonly string[];
+  /** The batch's staged pages, in page order (pages without `parts` are whole files, read and decoded). */
+  readonly pages: readonly StagedPage[];
+  /** Every file in the staging folder that holds the batch's pages: removed once it is published. */
+  readonly files: readonly string[];
   readonly marker: CsvFormat['marker'];
-  /** Where each table's bytes are in the pages, for pages this process staged (others are read whole and decoded). */
-  readonly layouts?: ReadonlyMap<string, readonly PartLayout[]>;
 }
 
 /**
@@ -68,8 +79,8 @@ async function writeBatchMarker(target: FileTarget, directory: string, batch: st
 }
 
 async function removePages(request: PublishRequest, publishedNote: string): Promise<void> {
-  const { target, stagingDir, pages } = request;
-  for (const page of pages) await target.removeIfExists(target.join(stagingDir, page));
+  const { target, stagingDir, files } = request;
+  for (const file of files) await target.removeIfExists(target.join(stagingDir, file));
   await target.syncDir(stagingDir);
   await target.removeIfExists(publishedNote);
 }
@@ -91,8 +102,9 @@ function noteParts(tables: Map<string, TableEntry>, parts: readonly TableInfo[])
   }
 }
 
-async function readPage(target: FileTarget, stagingDir: string, page: string): Promise<ChunkTable[]> {
-  const file = target.join(stagingDir, page);
+/** A page that is a file of its own, read whole and decoded. */
+async function readPage(target: FileTarget, stagingDir: string, page: StagedPage): Promise<ChunkTable[]> {
+  const file = target.join(stagingDir, page.file);
   return decodeChunk(await target.read(file, new AbortController().signal), target.describe(file));
 }
 
@@ -116,14 +128,13 @@ async function publishTable(request: PublishRequest, table: string, entry: Table
  * page in memory at a time. The pages are read once to count the rows, then once per table.
  */
 async function streamTables(request: PublishRequest): Promise<BatchFile[]> {
-  const { target, stagingDir, pages, layouts } = request;
-  const known = layouts && target.readRange && pages.every((page) => layouts.has(page)) ? layouts : undefined;
-  if (known) return streamKnownTables(request, known);
+  const { target, stagingDir, pages } = request;
+  if (target.readRange && pages.every((page) => page.parts)) return streamKnownTables(request);
   // Each page is consumed (its rows written) before the next is read: one buffer serves them all.
   let scratch: Buffer = Buffer.allocUnsafe(SCRATCH_BYTES);
-  const read = async (page: string): Promise<ChunkTable[]> => {
+  const read = async (page: StagedPage): Promise<ChunkTable[]> => {
     if (!target.readReusing) return readPage(target, stagingDir, page);
-    const file = target.join(stagingDir, page);
+    const file = target.join(stagingDir, page.file);
     const content = await target.readReusing(file, scratch);
     // A page larger than the buffer came in a new one: keep that for the next pages.
     if (content.length > scratch.length) scratch = content;
@@ -144,17 +155,17 @@ async function streamTables(request: PublishRequest): Promise<BatchFile[]> {
  * count rows, and each table's file reads only that table's bytes of each page (one positioned
  * read instead of the whole page once per table).
  */
-async function streamKnownTables(request: PublishRequest, layouts: ReadonlyMap<string, readonly PartLayout[]>): Promise<BatchFile[]> {
+async function streamKnownTables(request: PublishRequest): Promise<BatchFile[]> {
   const { target, stagingDir, pages } = request;
   const tables = new Map<string, TableEntry>();
-  for (const page of pages) noteParts(tables, layouts.get(page)!);
+  for (const page of pages) noteParts(tables, page.parts!);
   let scratch: Buffer = Buffer.allocUnsafe(SCRATCH_BYTES);
   async function* chunks(table: string): AsyncGenerator<Buffer> {
     let started = false;
     for (const page of pages) {
-      for (const part of layouts.get(page)!) {
+      for (const part of page.parts!) {
         if (part.table !== table || part.rows === 0) continue;
-        const file = target.join(stagingDir, page);
+        const file = target.join(stagingDir, page.file);
         const length = part.headBytes + part.bodyBytes;
         const bytes = await target.readRange!(file, part.at, length, scratch);
         if (bytes.length > scratch.length) scratch = bytes;
@@ -176,7 +187,7 @@ async function streamKnownTables(request: PublishRequest, layouts: ReadonlyMap<s
 }
 
 /** The table's file: the head of its first part with rows, then every part's rows, in page order. */
-async function* tableChunks(table: string, pages: readonly string[], read: (page: string) => Promise<ChunkTable[]>): AsyncGenerator<Buffer> {
+async function* tableChunks(table: string, pages: readonly StagedPage[], read: (page: StagedPage) => Promise<ChunkTable[]>): AsyncGenerator<Buffer> {
   let started = false;
   for (const page of pages) {
     for (const part of await read(page)) {

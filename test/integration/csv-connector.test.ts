@@ -7,6 +7,8 @@ import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
 import { csvConnector, csvOptionsSchema, dataFileName, safeFileComponent, type CsvOptionsInput } from '../../connectors/csv/index.js';
 import { batchDataFileName, batchFileOf, batchName } from '../../connectors/file-drop/index.js';
+import { LocalTarget } from '../../connectors/file-drop/local-target.js';
+import { scanPageLog } from '../../connectors/file-drop/page-log-scan.js';
 import { loadMapping, parseMapping, type StreamMapping } from '../../src/mapping/index.js';
 import { silentLogger } from '../../src/util/logger.js';
 import type { RecordBatch } from '../../src/contracts/index.js';
@@ -78,7 +80,10 @@ describe('csv connector', () => {
     await write(batchOf('things', 'b-2', [thing('2')]));
     // Acknowledged pages are durable in the staging folder, not yet visible to the ERP.
     expect(await list()).toEqual([]);
-    expect(await staged()).toEqual([expect.stringMatching(/^\d{8}T\d{6}Z-000001\.000001\.page$/), expect.stringMatching(/\.000002\.page$/)]);
+    // Both pages are frames of the batch's one page log.
+    expect(await staged()).toEqual([expect.stringMatching(/^\d{8}T\d{6}Z-000001\.000001\.pages$/)]);
+    const [log] = await staged();
+    expect((await scanPageLog(new LocalTarget(), path.join(out, '.staging'), log!)).pages.map((p) => p.page)).toEqual([1, 2]);
     await flush();
     const [batch] = await batches();
     expect(batch!.batch).toMatch(BATCH);
@@ -170,7 +175,7 @@ describe('csv connector', () => {
     await first.write(batchOf('things', 'k-2', [thing('2')]));
     // As after kill -9: no flush, no close. A partly written temp page of an unacknowledged write is left too.
     await writeFile(path.join(first.out, '.staging', '.tmp-x.page-abc'), 'half');
-    const [stagedName] = (await first.staged()).filter((n) => n.endsWith('.page'));
+    const [stagedName] = (await first.staged()).filter((n) => n.endsWith('.pages'));
     const leftBatch = stagedName!.slice(0, stagedName!.indexOf('.'));
     // A publish interrupted after the data files, before the manifest: one file already in place.
     await writeFile(path.join(first.out, `${leftBatch}-things.csv`), 'id\r\n1\r\n');

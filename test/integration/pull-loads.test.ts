@@ -1,8 +1,8 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SimulatorHandle } from '../../src/simulator/index.js';
 import { ageChangesPastSafetyLag, collectTruth, compareWithTruth, latestByKey, pullConfig, readCsvRows, startSim, syncOnce, tempDir } from '../helpers/pull-harness.js';
+import { stagedPageCount } from '../helpers/staged-pages.js';
 
 let sim: SimulatorHandle | undefined;
 afterEach(async () => {
@@ -33,11 +33,15 @@ describe('pull: loads into CSV', () => {
     const dir = tempDir('pull-interrupted');
     const config = pullConfig({ sim, dir, streams: ['loads'] });
     const controller = new AbortController();
+    let counting = false;
     const watcher = setInterval(() => {
+      if (counting) return;
+      counting = true;
       // Acknowledged pages wait in the staging folder until the run ends (published at the next start).
-      const staging = path.join(dir, 'out', '.staging');
-      const pages = fs.existsSync(staging) ? fs.readdirSync(staging).filter((f) => f.endsWith('.page')).length : 0;
-      if (pages >= 20) controller.abort(new Error('interrupted by the test'));
+      void stagedPageCount(path.join(dir, 'out', '.staging')).then((pages) => {
+        counting = false;
+        if (pages >= 20) controller.abort(new Error('interrupted by the test'));
+      });
     }, 20);
     const interrupted = await syncOnce(config, dir, { signal: controller.signal }).finally(() => clearInterval(watcher));
     expect(interrupted[0]!.status).toBe('stopped');

@@ -65,7 +65,7 @@ describe('page buffers are freed once read (issue 14: they piled up outside the 
     await instance.sink!.write(batchOf('things', 'b-1', things), new AbortController().signal);
     expect(sizes.some((size) => size > 50 * 3000)).toBe(true);
     const staging = path.join(dir, 'out', '.staging');
-    const [page] = (await readdir(staging)).filter((name) => name.endsWith('.page'));
+    const [page] = (await readdir(staging)).filter((name) => name.endsWith('.pages'));
     expect((await readFile(path.join(staging, page!), 'utf8')).split('x'.repeat(3000)).length - 1).toBe(50);
     await instance.close?.();
   });
