@@ -2,7 +2,7 @@ import { CompiledQuery, sql, type RawBuilder } from 'kysely';
 import type { AnyDb } from './connect.js';
 import { encodeRow, encodeValuesInto, type DbRow } from './encode-row.js';
 import type { RecordGroup } from './record-groups.js';
-import { chunk, deleteByRootKeysQuery, insertQuery, qualified, rowsPerStatement, upsertQuery, type ErrorsMirror, type StatementContext } from './statements.js';
+import { chunk, deleteByRootKeysQuery, everyRecordWon, insertQuery, qualified, rowsPerStatement, upsertQuery, type ErrorsMirror, type StatementContext } from './statements.js';
 import { bindTemplate, Slot, templateOf, type StatementTemplate } from './statement-template.js';
 import type { StreamPlan, TablePlan } from './table-plan.js';
 import { markPreparable } from './prepared-statements.js';
@@ -211,7 +211,7 @@ function postgresStatement(db: AnyDb, ctx: StatementContext, plan: StreamPlan, r
   const clear = db.deleteFrom(qualified(ctx, errors.table)).where('stream', '=', errors.stream).where('record_key', 'in', recordKeys);
   ctes.push(sql`${sql.id('fs_cleared')} as (${clear})`);
   const deletedCount = deleted.length > 0 ? sql.join(deleted, sql` + `) : sql`0`;
-  return sql`with ${sql.join(ctes)} select (select count(*) from ${sql.id('fs_up')}) as written, ${deletedCount} as deleted`.compile(db);
+  return sql`with ${sql.join(ctes)} ${everyRecordWon(sql.lit(rootRows.length), deletedCount)}`.compile(db);
 }
 
 function mysqlStatements(db: AnyDb, ctx: StatementContext, plan: StreamPlan, rows: BatchRows, errors: ErrorsMirror): CompiledQuery {

@@ -78,6 +78,19 @@ export class SqlSink implements RecordSink {
     signal: AbortSignal,
   ): Promise<Rejection[]> {
     const { db, ctx, options } = this.deps;
+    if (canWriteInOneStatement(ctx, plan, groups, options.deleteMode) && ctx.dialect === 'postgres' && mappingRows.length === 0) {
+      // One statement is one transaction on PostgreSQL, and the statement itself fails when a
+      // record lost to a newer version (statements.ts, everyRecordWon): no BEGIN and COMMIT
+      // round trips. With mapping errors to record as well, the transaction below holds both.
+      try {
+        throwIfAborted(signal);
+        if (await writeBatchInOneStatement(db, ctx, plan, groups, { table: this.deps.errorsTable, stream: batch.stream })) return [];
+      } catch (error) {
+        if (signal.aborted || classifyDbError(ctx.dialect, error).retryable) throw error;
+        this.deps.logger.debug({ stream: batch.stream, batchId: batch.batchId, err: error }, 'sql batch statement failed; writing table by table');
+      }
+      return this.writeIsolating(batch, plan, mapper, groups, mappingRows, signal);
+    }
     if (canWriteInOneStatement(ctx, plan, groups, options.deleteMode)) {
       const trx = await db.startTransaction().execute();
       let done = false;

@@ -1,4 +1,4 @@
-import { sql, type Expression, type OnConflictBuilder, type SqlBool } from 'kysely';
+import { sql, type Expression, type OnConflictBuilder, type RawBuilder, type SqlBool } from 'kysely';
 import type { AnyDb } from './connect.js';
 import type { DbRow } from './encode-row.js';
 import type { SqlDialectName } from './options.js';
@@ -142,4 +142,21 @@ export function hardDeleteQuery(db: AnyDb, ctx: StatementContext, plan: TablePla
       ),
     ),
   );
+}
+
+/** What a PostgreSQL batch statement's error says when a record of the batch lost to a newer stored version. */
+export const OLDER_VERSION_IN_BATCH = 'freight-sync: a record of the batch is older than the stored one';
+
+/**
+ * The final query of a PostgreSQL batch statement (batch-statement.ts, after its CTEs, the upsert
+ * named `fs_up`): the count of records written and of child rows deleted — or, when fewer records
+ * were written than `expected` (a late, older version lost the newer-wins guard), an error that
+ * aborts the whole statement. One statement is one transaction on PostgreSQL, so the sink can run
+ * it without BEGIN and COMMIT: nothing of a batch with a losing record is kept, and the sink takes
+ * the statement-per-table path for it. The cast of text to integer is what raises (22P02); CASE
+ * evaluates it only in that branch, and it depends on the count, so it is never folded at planning.
+ */
+export function everyRecordWon(expected: RawBuilder<unknown>, deletedCount: RawBuilder<unknown>): RawBuilder<unknown> {
+  const written = sql`count(*)`;
+  return sql`select case when ${written} = ${expected} then ${written} else cast(${sql.lit(`${OLDER_VERSION_IN_BATCH}: `)} || ${written} as integer) end as written, ${deletedCount} as deleted from ${sql.id('fs_up')}`;
 }

@@ -4,7 +4,7 @@ import { encodeColumnsInto } from './encode-row.js';
 import { markPreparable } from './prepared-statements.js';
 import { JSONB_ELEMENT, TEXT_ELEMENT, textArrayParameter } from './pg-text-array.js';
 import type { RecordGroup } from './record-groups.js';
-import { newerWinsOnConflict, qualified, type ErrorsMirror, type StatementContext } from './statements.js';
+import { everyRecordWon, newerWinsOnConflict, qualified, type ErrorsMirror, type StatementContext } from './statements.js';
 import { bindTemplate, Slot, templateOf, type StatementTemplate } from './statement-template.js';
 import type { ColumnPlan, StreamPlan, TablePlan } from './table-plan.js';
 
@@ -138,7 +138,7 @@ function buildTemplate(db: AnyDb, ctx: StatementContext, plan: StreamPlan, error
     .where(sql`${sql.ref('record_key')} = any(${recordKeys}::text[])` as any);
   ctes.push(sql`${sql.id('fs_cleared')} as (${clear})`);
   const deletedCount = deleted.length > 0 ? sql.join(deleted, sql` + `) : sql`0`;
-  const compiled = sql`with ${sql.join(ctes)} select (select count(*) from ${sql.id('fs_up')}) as written, ${deletedCount} as deleted`.compile(db);
+  const compiled = sql`with ${sql.join(ctes)} ${everyRecordWon(sql`cardinality(${recordKeys}::text[])`, deletedCount)}`.compile(db);
   const template = templateOf(compiled, next);
   if (!template) return null;
   const binary = [...types.flat().map((t) => (TEXT_TYPES.has(t!) ? TEXT_ELEMENT : t === 'jsonb' ? JSONB_ELEMENT : undefined)), TEXT_ELEMENT];

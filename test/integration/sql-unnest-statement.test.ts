@@ -4,6 +4,7 @@ import { sqlConnector, sqlOptionsSchema } from '../../connectors/sql/index.js';
 import { compileBatchStatement } from '../../connectors/sql/batch-statement.js';
 import { groupRecords } from '../../connectors/sql/record-groups.js';
 import { planStream } from '../../connectors/sql/table-plan.js';
+import { OLDER_VERSION_IN_BATCH } from '../../connectors/sql/statements.js';
 import { createStreamMapper, loadMapping, parseMapping, type StreamMapping } from '../../src/mapping/index.js';
 import type { SyncRecord } from '../../src/contracts/index.js';
 import { Prng } from '../../src/simulator/prng.js';
@@ -88,16 +89,18 @@ describe('PostgreSQL batch statement: arrays per column store what the VALUES fo
         const arrays = statement.parameters.filter((p) => Buffer.isBuffer(p) || Array.isArray(p)).length;
         expect(arrays).toBe(form === 'arrays' ? statement.parameters.length - 1 : 0);
         try {
-          // A batch whose version lost is rolled back by the sink; kept here, so later batches meet it.
           const result = await db.executeQuery(statement);
           outcomes[form].push(`written ${String((result.rows[0] as { written: unknown }).written)}`);
         } catch (error) {
-          outcomes[form].push(`refused ${(error as { code?: string }).code}`);
+          // A batch holding a late, older version fails on its own guard and keeps nothing.
+          const lost = String((error as Error).message).includes(OLDER_VERSION_IN_BATCH);
+          outcomes[form].push(lost ? 'an older version lost' : `refused ${(error as { code?: string }).code}`);
         }
       }
     }
     expect(outcomes.arrays).toEqual(outcomes.values);
-    expect(outcomes.arrays.filter((o) => o.startsWith('written')).length).toBeGreaterThan(batches.length / 2);
+    expect(outcomes.arrays.filter((o) => o.startsWith('written') || o === 'an older version lost').length).toBeGreaterThan(batches.length / 2);
+    if (batches.length >= 40) expect(outcomes.arrays).toContain('an older version lost');
     for (const table of tables) {
       const rows = async (prefix: string) => {
         const result = await sql<Record<string, unknown>>`select * from ${sql.table(`${schema}.${prefix}${table}`)}`.execute(db);
