@@ -131,7 +131,11 @@ export class FileDropSink implements RecordSink {
     try {
       await this.flush(signal);
     } finally {
-      await this.exclusive(() => this.lock.release()).catch(() => undefined);
+      await this.exclusive(async () => {
+        // A batch that could not be published keeps its page log on disk, not its file handle.
+        if (this.open) await this.closeLog(this.open);
+        await this.lock.release();
+      }).catch(() => undefined);
     }
   }
 
