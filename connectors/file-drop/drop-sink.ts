@@ -250,7 +250,9 @@ export class FileDropSink implements RecordSink {
       this.noteBatch(batch);
       return entry;
     };
-    for (const name of (await this.namesIn(this.stagingDir)).sort()) {
+    const names = (await this.namesIn(this.stagingDir)).sort();
+    const published = new Set(names.filter((name) => name.endsWith(PUBLISHED_SUFFIX)).map((name) => name.slice(0, -PUBLISHED_SUFFIX.length)));
+    for (const name of names) {
       const page = STAGED_PAGE.exec(name);
       const log = PAGE_LOG.exec(name);
       if (page && parseBatchName(page[1]!)) {
@@ -260,6 +262,8 @@ export class FileDropSink implements RecordSink {
       } else if (log && parseBatchName(log[1]!)) {
         const entry = batchOf(log[1]!);
         entry.files.push(name);
+        // A batch already published only has its staged files removed: its log is not read.
+        if (published.has(log[1]!)) continue;
         const scan = await scanPageLog(target, this.stagingDir, name);
         if (scan.torn) this.deps.logger.warn({ file: target.describe(target.join(this.stagingDir, name)), pages: scan.pages.length, intactBytes: scan.intactBytes }, 'page log ends in a torn page (written, never acknowledged): left out');
         for (const { page: number, staged } of scan.pages) entry.pages.set(number, staged);

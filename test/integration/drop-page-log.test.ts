@@ -162,6 +162,25 @@ describe('CSV drop: pages staged in one page log per batch', () => {
     await second.sink.close();
   });
 
+  it('a batch already published (its note written, its log not yet removed) is only cleaned up: its log is not read again', async () => {
+    const first = await setup();
+    await first.sink.write(batchOf('things', 'b-1', [thing('1')]), signal());
+    const [log] = await first.stagedLogs();
+    const kept = await readFile(path.join(first.staging, log!));
+    await first.sink.flush(signal());
+    expect(await first.published()).toEqual(['1:t1']);
+    // As a kill between writing the note and removing the log leaves it — with a frame that would stop a scan.
+    const garbage = [Buffer.from('not a staged page')];
+    await writeFile(path.join(first.staging, log!), Buffer.concat([kept, frameHeader(2, garbage), ...garbage]));
+    await writeFile(path.join(first.staging, `${log!.split('.')[0]}.published`), '');
+    await first.kill();
+
+    const second = await setup(first.base);
+    expect(await second.published()).toEqual(['1:t1']);
+    expect((await readdir(second.staging)).filter((n) => n !== 'writer.lock')).toEqual([]);
+    await second.sink.close();
+  });
+
   it('a whole frame that was written intact but cannot be read as a page fails recovery instead of dropping it', async () => {
     const first = await setup();
     await first.sink.write(batchOf('things', 'b-1', [thing('1')]), signal());
