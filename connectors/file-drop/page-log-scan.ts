@@ -1,3 +1,4 @@
+import { FreightSyncError } from '../../src/util/errors.js';
 import type { FileTarget } from './file-target.js';
 import { decodeLayout } from './page-chunk.js';
 import { FRAME_HEADER_BYTES, frameIntact, readFrameHeader } from './page-frames.js';
@@ -43,7 +44,18 @@ export async function scanPageLog(target: FileTarget, stagingDir: string, name: 
     const payload = await readRange(file, at + FRAME_HEADER_BYTES, said.length, scratch);
     if (payload.length > scratch.length) scratch = payload;
     if (!frameIntact(header, payload)) return { pages, intactBytes: at, torn: true };
-    const parts = decodeLayout(payload, `${target.describe(file)} at byte ${at}`, at + FRAME_HEADER_BYTES);
+    let parts;
+    try {
+      parts = decodeLayout(payload, `${target.describe(file)} at byte ${at}`, at + FRAME_HEADER_BYTES);
+    } catch (error) {
+      // Intact bytes that are not a page: not a torn write, so not dropped silently. The operator
+      // decides: moving the file out of the staging folder lets the drop start without its pages.
+      throw new FreightSyncError(
+        'DROP_PAGE_LOG_UNREADABLE',
+        `${(error as Error).message}; the frame's checksum holds, so this is not a torn write. The CSV drop does not start while it is there: move ${target.describe(file)} out of the staging folder to start without its pages (those records are then not in the drop; a backfill of their range writes them again)`,
+        { cause: error },
+      );
+    }
     pages.push({ page: said.page, staged: { file: name, parts } });
     at += FRAME_HEADER_BYTES + said.length;
   }
