@@ -30,7 +30,8 @@ interface Ahead<R, P> {
  * so a slow consumer never has more than one page waiting. A wrong guess costs one request.
  */
 export class PageSpeculation<R extends PageRequest, P> {
-  private ahead: Ahead<R, P> | undefined;
+  /** Requests sent ahead, in the order the reader is expected to ask for them. */
+  private ahead: Ahead<R, P>[] = [];
   /** Requests sent ahead and not used (wrong guesses), since the last `takeWasted`. */
   private wasted = 0;
   private usedTotal = 0;
@@ -40,18 +41,20 @@ export class PageSpeculation<R extends PageRequest, P> {
     private readonly send: (request: R, signal: AbortSignal, peek: ListPeekHandler) => Promise<P>,
     private readonly guess: NextRequestGuess<R>,
     private readonly signal: AbortSignal,
+    /** Most requests ahead of the one the reader waits for. */
+    private readonly depth = 1,
   ) {}
 
   /** The answer to `request`: the one sent ahead when it is this request, else sent now. */
   fetch(request: R): Promise<P> {
-    const ahead = this.ahead;
-    this.ahead = undefined;
-    if (ahead && sameRequest(ahead.request, request)) {
-      ahead.claimed = true;
+    const head = this.ahead.shift();
+    if (head && sameRequest(head.request, request)) {
+      head.claimed = true;
       this.usedTotal += 1;
-      return ahead.answer;
+      return head.answer;
     }
-    if (ahead) this.discard(ahead);
+    // A wrong guess: what was guessed from it is wrong too.
+    if (head) this.discard([head, ...this.ahead.splice(0)]);
     return this.start(request, true).answer;
   }
 
@@ -66,26 +69,26 @@ export class PageSpeculation<R extends PageRequest, P> {
     return { used: this.usedTotal, wasted: this.wastedTotal };
   }
 
-  /** Aborts a request still ahead (the reader stopped). */
+  /** Aborts the requests still ahead (the reader stopped). */
   close(): void {
-    const ahead = this.ahead;
-    this.ahead = undefined;
-    if (ahead) this.discard(ahead);
+    this.discard(this.ahead.splice(0));
   }
 
   private start(request: R, claimed: boolean): Ahead<R, P> {
     const controller = new AbortController();
     const entry: Ahead<R, P> = { request, controller, claimed, answer: undefined as unknown as Promise<P> };
     const onPeek: ListPeekHandler = (peek) => {
-      // Only from an answer the reader waits for, and never a second request ahead.
-      if (!entry.claimed || this.ahead || this.signal.aborted) return;
+      // Only from the last request of the chain (the one the reader waits for when none is
+      // ahead), within the depth.
+      const last = this.ahead.length === 0 ? entry.claimed : this.ahead[this.ahead.length - 1] === entry;
+      if (!last || this.ahead.length >= this.depth || this.signal.aborted || controller.signal.aborted) return;
       let next: R | undefined;
       try {
         next = this.guess(request, peek);
       } catch {
         next = undefined;
       }
-      if (next) this.ahead = this.start(next, false);
+      if (next) this.ahead.push(this.start(next, false));
     };
     entry.answer = this.send(request, AbortSignal.any([this.signal, controller.signal]), onPeek);
     // An answer ahead that is never claimed (a wrong guess, the reader stopped) must not be reported as unhandled.
@@ -93,10 +96,12 @@ export class PageSpeculation<R extends PageRequest, P> {
     return entry;
   }
 
-  private discard(ahead: Ahead<R, P>): void {
-    ahead.controller.abort();
-    this.wasted += 1;
-    this.wastedTotal += 1;
+  private discard(entries: Ahead<R, P>[]): void {
+    for (const entry of entries) {
+      entry.controller.abort();
+      this.wasted += 1;
+      this.wastedTotal += 1;
+    }
   }
 }
 

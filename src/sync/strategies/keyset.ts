@@ -69,6 +69,9 @@ export async function* readKeyset(
     (request, requestSignal, peek) => source.fetch({ ...request, signal: requestSignal, peek }),
     (request, peek) => guessNextRequest(request, peek, source),
     signal,
+    // One page ahead: two cost more than they gained on loopback (the server's work competes
+    // for the same cores) and hold another page in memory.
+    1,
   );
   try {
     yield* readRanges();
