@@ -11,7 +11,9 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 export interface SideBySideResult {
   loads: number;
   latencyMs: number;
+  /** Mean of the two bare runs, before and after the engine's (the VM's speed drifts within minutes). */
   bareSeconds: number;
+  bareRuns: readonly [number, number];
   bareRecordsPerSecond: number;
   /** One row per sink the engine delivered to: the null sink, then CSV with the default mapping. */
   engine: Array<{ sink: SideBySideSink; seconds: number; recordsPerSecond: number; ratio: number }>;
@@ -39,29 +41,7 @@ export async function benchSideBySide(loads: number, latencyMs = 0): Promise<Sid
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'freight-sync-side-'));
   try {
     const to = new Date(Date.now() - 5000).toISOString();
-    // Bare loop: token, then keyset pages with fetch + JSON.parse, nothing else.
-    const bareStart = process.hrtime.bigint();
-    const tokenAnswer = (await (
-      await fetch(`${sim.baseUrl}/retrieve-token`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ clientId: sim.clientId, clientSecret: sim.clientSecret }),
-      })
-    ).json()) as { data: { access_token: string } };
-    let from = dataStart;
-    let seen = 0;
-    let skip = 0;
-    for (;;) {
-      const query = new URLSearchParams({ updatedAtFrom: from, updatedAtTo: to, sortBy: JSON.stringify({ updatedAt: 1 }), skip: String(skip), limit: '50', isIncludeDeleted: 'true' });
-      const response = await fetch(`${sim.baseUrl}/loads?${query}`, { headers: { authorization: `Bearer ${tokenAnswer.data.access_token}` } });
-      const page = JSON.parse(await response.text()) as { data: Array<{ updatedAt: string }> };
-      seen += page.data.length;
-      if (page.data.length < 50) break;
-      const last = page.data[page.data.length - 1]!.updatedAt;
-      skip = last === from ? skip + 50 : page.data.filter((l) => l.updatedAt === last).length;
-      from = last;
-    }
-    const bareSeconds = Number(process.hrtime.bigint() - bareStart) / 1e9;
+    const before = await bareLoop(sim.baseUrl, { clientId: sim.clientId, clientSecret: sim.clientSecret }, dataStart, to);
 
     const engine: SideBySideResult['engine'] = [];
     for (const sink of ENGINE_SINKS) {
@@ -76,12 +56,41 @@ export async function benchSideBySide(loads: number, latencyMs = 0): Promise<Sid
       } finally {
         await app.close();
       }
-      const seconds = Number(process.hrtime.bigint() - engineStart) / 1e9;
-      engine.push({ sink, seconds, recordsPerSecond: seen / seconds, ratio: bareSeconds / seconds });
+      engine.push({ sink, seconds: Number(process.hrtime.bigint() - engineStart) / 1e9, recordsPerSecond: 0, ratio: 0 });
     }
-    return { loads: seen, latencyMs, bareSeconds, bareRecordsPerSecond: seen / bareSeconds, engine };
+    const after = await bareLoop(sim.baseUrl, { clientId: sim.clientId, clientSecret: sim.clientSecret }, dataStart, to);
+    if (after.seen !== before.seen) throw new Error(`the bare loops read ${before.seen} and ${after.seen} loads`);
+    const seen = before.seen;
+    const bareSeconds = (before.seconds + after.seconds) / 2;
+    for (const row of engine) {
+      row.recordsPerSecond = seen / row.seconds;
+      row.ratio = bareSeconds / row.seconds;
+    }
+    return { loads: seen, latencyMs, bareSeconds, bareRuns: [before.seconds, after.seconds], bareRecordsPerSecond: seen / bareSeconds, engine };
   } finally {
     await sim.stop();
     fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Token, then keyset pages with fetch + JSON.parse, nothing else: the least a client could do. */
+async function bareLoop(baseUrl: string, credentials: { clientId: string; clientSecret: string }, dataStart: string, to: string): Promise<{ seconds: number; seen: number }> {
+  const started = process.hrtime.bigint();
+  const tokenAnswer = (await (
+    await fetch(`${baseUrl}/retrieve-token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(credentials) })
+  ).json()) as { data: { access_token: string } };
+  let from = dataStart;
+  let seen = 0;
+  let skip = 0;
+  for (;;) {
+    const query = new URLSearchParams({ updatedAtFrom: from, updatedAtTo: to, sortBy: JSON.stringify({ updatedAt: 1 }), skip: String(skip), limit: '50', isIncludeDeleted: 'true' });
+    const response = await fetch(`${baseUrl}/loads?${query}`, { headers: { authorization: `Bearer ${tokenAnswer.data.access_token}` } });
+    const page = JSON.parse(await response.text()) as { data: Array<{ updatedAt: string }> };
+    seen += page.data.length;
+    if (page.data.length < 50) break;
+    const last = page.data[page.data.length - 1]!.updatedAt;
+    skip = last === from ? skip + 50 : page.data.filter((l) => l.updatedAt === last).length;
+    from = last;
+  }
+  return { seconds: Number(process.hrtime.bigint() - started) / 1e9, seen };
 }
