@@ -138,8 +138,7 @@ async function main(): Promise<void> {
         'The engine validates every record, hashes it, checks and stores the hash in SQLite, and commits a checkpoint per page; the bare loop does none of that. ' +
         'The CSV row also maps every load with the default mapping (loads and its stops child table) and stages and publishes the files durably. ' +
         'On loopback the simulator answers a page in a few ms, so the engine\'s CPU per page (section "CPU per 50-record page") shows almost fully; with a round trip like a remote API\'s, the engine reads the next page while it delivers the current one. ' +
-        'The bare loop runs before and after the engine (into each sink, each from an empty state), and the ratio is taken on the mean of the two bare runs: on these shared VMs the speed drifts within minutes, and a single bare run before the engine moved the ratio by ±0.15 between runs. ' +
-        "Keyset pages are asked for ahead (src/sync/page-speculation.ts): the next request goes out when a page's bytes are in, before it is parsed and validated.",
+        'The bare loop runs before and after the engine (into each sink, each from an empty state), and the ratio is taken on the mean of the two bare runs: on these shared VMs the speed drifts within minutes, and a single bare run before the engine moved the ratio by ±0.15 between runs.',
     });
   }
 
