@@ -1,3 +1,4 @@
+import { setImmediate as turnOfEventLoop } from 'node:timers/promises';
 import type { z } from 'zod';
 import { isAbortError, sleep, throwIfAborted } from '../util/abort.js';
 import type { Logger } from '../util/logger.js';
@@ -14,7 +15,8 @@ import {
   type EndpointRef,
 } from './errors.js';
 import { HttpTransport, type TransportResponse } from './http-transport.js';
-import { parseJsonBody } from './json-body.js';
+import { parseJsonBody, scanListBody, type ListScan } from './json-body.js';
+import { listPeekOf, type ListPeekHandler } from './list-peek.js';
 import { releaseBuffer } from '../util/release-buffer.js';
 import type { QueryParams } from './query-string.js';
 import { defaultRequestEncoding, type RequestEncoding } from './request-body.js';
@@ -83,6 +85,11 @@ export interface ApiCall<T> {
   /** Endpoints that exist on one variant only. */
   variants?: readonly ApiVariant[];
   signal?: AbortSignal;
+  /**
+   * Shown a 2xx list answer's elements before they are parsed (list-peek.ts); the call then lets
+   * the event loop turn once, so a request the handler starts goes out before this parse.
+   */
+  peek?: ListPeekHandler;
 }
 
 /**
@@ -222,7 +229,12 @@ export class ApiClient {
           attempt -= 1;
           continue;
         }
-        const result = this.interpret(response, endpoint, spec.schema, this.encodingOf(spec.body));
+        const scan = spec.peek && response.status >= 200 && response.status < 300 ? scanListBody(response.bytes) : undefined;
+        if (scan && spec.peek) {
+          spec.peek(listPeekOf(scan));
+          await turnOfEventLoop();
+        }
+        const result = this.interpret(response, endpoint, spec.schema, this.encodingOf(spec.body), scan);
         // Parsed and checked: nothing reads the body's bytes again (a page of loads is ~290 KB).
         releaseBuffer(response.bytes);
         this.budget.onSuccess();
@@ -338,9 +350,9 @@ export class ApiClient {
     return typeof FormData !== 'undefined' && body instanceof FormData ? undefined : this.requestEncoding;
   }
 
-  private interpret<T>(response: TransportResponse, endpoint: EndpointRef, schema: z.ZodType<T>, sent: RequestEncoding | undefined): ApiResult<T> {
+  private interpret<T>(response: TransportResponse, endpoint: EndpointRef, schema: z.ZodType<T>, sent: RequestEncoding | undefined, scan?: ListScan): ApiResult<T> {
     const { status } = response;
-    const json = parseJsonBody(response.bytes);
+    const json = parseJsonBody(response.bytes, scan);
     if (status < 200 || status >= 300) {
       const envelope = json.ok ? errorEnvelopeSchema.safeParse(json.value) : undefined;
       const message = envelope?.success && envelope.data.message !== undefined

@@ -24,9 +24,9 @@ export function decodeBody(bytes: Buffer): string {
  * `data` array, a second or escaped `data` key, a piece that does not parse — goes the whole-text
  * way, which also gives the error message.
  */
-export function parseJsonBody(bytes: Buffer): JsonParse {
+export function parseJsonBody(bytes: Buffer, scanned?: ListScan): JsonParse {
   if (bytes.length >= PIECEWISE_FROM) {
-    const value = parsePiecewise(bytes);
+    const value = parsePiecewise(bytes, scanned);
     if (value !== undefined) return { ok: true, value };
   }
   const body = decodeBody(bytes);
@@ -59,29 +59,74 @@ interface DataArray {
 }
 
 /**
- * The envelope parsed piecewise, or undefined to parse it whole. Every byte is in exactly one
- * piece that JSON.parse checks (the envelope with `[]` for data, each element) or is whitespace
- * or a single comma between elements, so valid pieces mean the whole text is valid, with the same value.
+ * Where the elements of a large envelope's `data` array are, found by one scan of its bytes
+ * (findDataArray); undefined when the body is small or not split that way. The scan is kept so
+ * the parse does not repeat it (a reader may look at the last elements first: ListPeek).
  */
-export function parsePiecewise(bytes: Buffer): unknown {
+export interface ListScan {
+  readonly bytes: Buffer;
+  /** Where the envelope's text starts (after a BOM and whitespace). */
+  readonly from: number;
+  readonly found: DataArray;
+}
+
+export function scanListBody(bytes: Buffer): ListScan | undefined {
+  if (bytes.length < PIECEWISE_FROM) return undefined;
   let from = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
   while (isSpace(bytes[from])) from += 1;
   if (bytes[from] !== OPEN_OBJECT) return undefined;
   const found = findDataArray(bytes, from);
-  if (!found) return undefined;
+  return found ? { bytes, from, found } : undefined;
+}
+
+/** Number of elements the scan found (`[ ]` has none). */
+export function scannedElementCount(scan: ListScan): number {
+  const { cuts } = scan.found;
+  if (cuts.length === 2 && elementRange(scan, 0) === undefined) return 0;
+  return cuts.length / 2;
+}
+
+/** JSON.parse of element `index` alone (not noted as source JSON), or undefined if it is empty or does not parse. */
+export function parseScannedElement(scan: ListScan, index: number): unknown {
+  const range = elementRange(scan, index);
+  if (!range) return undefined;
+  try {
+    return JSON.parse(scan.bytes.toString('utf8', range[0], range[1])) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Byte range of element `index` without surrounding whitespace; undefined when it is empty. */
+function elementRange(scan: ListScan, index: number): [number, number] | undefined {
+  const { bytes } = scan;
+  let start = scan.found.cuts[2 * index]!;
+  let end = scan.found.cuts[2 * index + 1]!;
+  while (start < end && isSpace(bytes[start])) start += 1;
+  while (end > start && isSpace(bytes[end - 1])) end -= 1;
+  return start === end ? undefined : [start, end];
+}
+
+/**
+ * The envelope parsed piecewise, or undefined to parse it whole. Every byte is in exactly one
+ * piece that JSON.parse checks (the envelope with `[]` for data, each element) or is whitespace
+ * or a single comma between elements, so valid pieces mean the whole text is valid, with the same value.
+ */
+export function parsePiecewise(bytes: Buffer, scanned?: ListScan): unknown {
+  const scan = scanned?.bytes === bytes ? scanned : scanListBody(bytes);
+  if (!scan) return undefined;
+  const { from, found } = scan;
   const items: unknown[] = [];
   try {
     const { cuts } = found;
     for (let i = 0; i < cuts.length; i += 2) {
-      let start = cuts[i]!;
-      let end = cuts[i + 1]!;
-      while (start < end && isSpace(bytes[start])) start += 1;
-      while (end > start && isSpace(bytes[end - 1])) end -= 1;
+      const range = elementRange(scan, i / 2);
       // `[ ]` is an empty array; an empty element (`[1,,2]`, `[1,]`) is invalid: the whole-text parse says why.
-      if (start === end) {
+      if (!range) {
         if (cuts.length === 2) break;
         return undefined;
       }
+      const [start, end] = range;
       const text = bytes.toString('utf8', start, end);
       const item: unknown = JSON.parse(text);
       noteSourceJson(item, text, found.forms[i / 2]!, bytes, start, end);

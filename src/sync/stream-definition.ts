@@ -6,6 +6,7 @@ import type { ApiVariant } from '../api/variant.js';
 import type { Logger } from '../util/logger.js';
 import type { FileStore, RecordOp } from '../contracts/index.js';
 import type { SyncSideStore } from '../state/stores/sync-side-store.js';
+import type { ConsumerDemand } from './read-ahead.js';
 
 import type { StreamName } from '../config/stream-names.js';
 export type { StreamName } from '../config/stream-names.js';
@@ -36,6 +37,11 @@ export interface StreamEnv<TOptions = Record<string, unknown>> {
   side: SyncSideStore;
   /** Where the stream stores files (documentFiles: the connector named by `options.filesTo`). */
   files?: FileStore;
+  /**
+   * Whether the engine waits for the reader's next chunk right now (absent: it does whenever the
+   * reader runs). Readers ask for pages ahead only while it waits (keyset paging).
+   */
+  demand?: ConsumerDemand;
 }
 
 /** A raw record as read, before it becomes a `SyncRecord`. */

@@ -254,10 +254,11 @@ export async function runStream(deps: StreamRunDeps, request: StreamRunRequest):
       logger,
       side: deps.stores.side,
       files: deps.files?.get(stream),
+      demand: { waiting: true },
     };
     const readFrom = async (from: unknown): Promise<void> => {
       const chunks = definition.read(env, from, plan, request.signal);
-      for await (const chunk of definition.dependsOnCommits ? chunks : readAhead(chunks)) {
+      for await (const chunk of definition.dependsOnCommits ? chunks : readAhead(chunks, env.demand)) {
         const outcome = await deliverBatch(deps, {
           definition,
           sinks: request.sinks,

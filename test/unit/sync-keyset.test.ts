@@ -1,5 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { setImmediate as turnOfEventLoop } from 'node:timers/promises';
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { ListPeekHandler } from '../../src/api/list-peek.js';
 import type { Page } from '../../src/api/paging.js';
+import { readAhead } from '../../src/sync/read-ahead.js';
 import { keysetCursorSchema, readKeyset, SortOrderError, type KeysetCursor, type KeysetSource } from '../../src/sync/strategies/keyset.js';
 import type { RawRecord } from '../../src/sync/stream-definition.js';
 import { FreightSyncError } from '../../src/util/errors.js';
@@ -32,7 +35,12 @@ class KeysetServer implements KeysetSource {
   key = (r: RawRecord) => String(r.id);
   updatedAt = (r: RawRecord) => (typeof r.t === 'string' ? r.t : null);
 
-  async fetch(args: { from: string; to: string; skip: number; limit: number; signal: AbortSignal }): Promise<Page<RawRecord>> {
+  /** Shows each answer's elements to the reader before answering (as the API client does: page-speculation.ts). */
+  readonly peeking = peekingServers;
+  /** Requests whose signal the reader aborted, answered or not (a next page asked for ahead that it did not use). */
+  aborted = 0;
+
+  async fetch(args: { from: string; to: string; skip: number; limit: number; signal: AbortSignal; peek?: ListPeekHandler }): Promise<Page<RawRecord>> {
     const req = { from: args.from, to: args.to, skip: args.skip, limit: args.limit };
     this.beforeRequest(this.requests.length, this);
     this.requests.push(req);
@@ -41,9 +49,16 @@ class KeysetServer implements KeysetSource {
     const sorted = this.rows
       .filter((r) => Date.parse(r.t) >= lo && Date.parse(r.t) <= hi)
       .sort((a, b) => Date.parse(a.t) - Date.parse(b.t) || a.id.localeCompare(b.id));
-    if (this.answer) return this.answer(sorted, req);
     // `/loads` has no count: the strategy must stop at a short page.
-    return page(sorted.slice(args.skip, args.skip + args.limit));
+    const answer = this.answer ? this.answer(sorted, req) : page(sorted.slice(args.skip, args.skip + args.limit));
+    if (this.peeking && args.peek) {
+      const elements: unknown[] = [...answer.items];
+      for (const rejected of [...answer.rejected].sort((a, b) => a.index - b.index)) elements.splice(rejected.index, 0, rejected.raw);
+      args.peek({ count: elements.length, element: (i) => structuredClone(elements[i]) });
+      await turnOfEventLoop();
+    }
+    args.signal.addEventListener('abort', () => (this.aborted += 1), { once: true });
+    return answer;
   }
 
   /** Updates a row: a new version (records delivered before keep the old one). */
@@ -72,7 +87,17 @@ function prng(seed: number): () => number {
   };
 }
 
-describe('readKeyset', () => {
+/** Whether servers made by the test running now show their answers early (set per describe.each variant). */
+let peekingServers = false;
+
+describe.each([
+  { peeking: false, name: 'readKeyset' },
+  { peeking: true, name: 'readKeyset, next page asked for while the page is parsed' },
+])('$name', ({ peeking }) => {
+  beforeEach(() => {
+    peekingServers = peeking;
+  });
+
   it('pages ascending from the last updatedAt seen and delivers every record once', async () => {
     const server = new KeysetServer([row('a', T0 + 1 * MIN), row('b', T0 + 2 * MIN), row('c', T0 + 3 * MIN), row('d', T0 + 4 * MIN), row('e', T0 + 5 * MIN)]);
     const chunks = await collect(read(server, 2));
@@ -290,14 +315,17 @@ describe('readKeyset', () => {
     const T = T0 + MIN;
     const server = new KeysetServer([row('a', T), row('b', T), row('c', T), row('d', T), row('e', T + MIN)]);
     const orders = [['a', 'b', 'c', 'd'], ['a', 'b', 'd', 'c'], ['a', 'd', 'b', 'c'], ['a', 'b', 'c', 'd']];
+    // Requests past the boundary (from e's updatedAt) do not turn the cycle: the peeking variant
+    // asks for one ahead when a page ends with e, and the reader never uses it here.
+    const atBoundary = () => server.requests.filter((r) => r.from !== at(T + MIN));
     server.answer = (sorted, args) => {
-      const order = [...orders[(server.requests.length - 1) % 4]!, 'e'];
+      const order = [...orders[(atBoundary().length - 1) % 4]!, 'e'];
       const ordered = order.map((id) => sorted.find((r) => r.id === id)!).filter(Boolean);
       return page(ordered.slice(args.skip, args.skip + args.limit));
     };
     const { chunks, error } = await collectUntilError(read(server, 3));
     expect((error as FreightSyncError).code).toBe('SYNC_NO_PROGRESS');
-    expect(server.requests.map((r) => r.skip)).toEqual([0, 2, 0, 2, 0]);
+    expect(atBoundary().map((r) => r.skip)).toEqual([0, 2, 0, 2, 0]);
     expect(keysOf(chunks)).toEqual(['a', 'b', 'c', 'd']);
   });
 
@@ -373,5 +401,100 @@ describe('readKeyset', () => {
     await collect(read(server, 5, undefined, fake));
     expect(fake.callsTo('GET /load-document-type')).toHaveLength(1);
     expect(server.requests[0]!.to).toBe(at(SERVER_NOW));
+  });
+});
+
+/** The number of requests made by the time each answer is handed to the reader. */
+function requestsMadeWhenAnswered(server: KeysetServer): number[] {
+  const made: number[] = [];
+  const fetch = server.fetch.bind(server);
+  server.fetch = async (args) => {
+    const answer = await fetch(args);
+    made.push(server.requests.length);
+    return answer;
+  };
+  return made;
+}
+
+describe('readKeyset asks for the next page while the page is parsed (page-speculation.ts)', () => {
+  beforeEach(() => {
+    peekingServers = true;
+  });
+
+  it('sends request n+1 before answer n is handed over, and uses its answer: no request more than without', async () => {
+    const rows = Array.from({ length: 9 }, (_, i) => row(`r${i}`, T0 + (i + 1) * MIN));
+    const server = new KeysetServer(rows);
+    const madeWhenAnswered = requestsMadeWhenAnswered(server);
+    const chunks = await collect(read(server, 3));
+    expect(keysOf(chunks)).toEqual(rows.map((r) => r.id));
+    // Each page starts at the last updatedAt of the one before (inclusive: one record again), so
+    // pages end at r2, r4, r6, r8 and a short fifth ends the range. While answer 1 was parsed,
+    // request 2 went out. This server answers at once, so answer 2 was in before the reader asked
+    // for request 2: an answer nobody waits for yet starts nothing (never two pages ahead), and
+    // request 3 goes out when the reader asks; answer 3 starts request 4 the same way as 1 did 2.
+    // The short answer starts nothing.
+    expect(server.requests.slice(1).map((r) => r.from)).toEqual([at(T0 + 3 * MIN), at(T0 + 5 * MIN), at(T0 + 7 * MIN), at(T0 + 9 * MIN)]);
+    expect(madeWhenAnswered).toEqual([2, 2, 4, 4, 5]);
+    expect(server.aborted).toBe(0);
+    expect(chunks.reduce((n, c) => n + c.pages, 0)).toBe(5);
+  });
+
+  it('drops a wrong guess (the last element is rejected, the next page starts at the last valid one) and counts its request', async () => {
+    const server = new KeysetServer([row('a', T0 + MIN), row('b', T0 + 2 * MIN), row('c', T0 + 3 * MIN), row('d', T0 + 4 * MIN)]);
+    let first = true;
+    server.answer = (sorted, args) => {
+      if (first) {
+        first = false;
+        // The third element fails validation: its updatedAt (c's) is what the guess sees.
+        return page([sorted[0]!, sorted[1]!], { rejected: [{ index: 2, problem: 'bad', raw: { ...sorted[2]!, id: 'c' } }] });
+      }
+      return page(sorted.slice(args.skip, args.skip + args.limit));
+    };
+    const chunks = await collect(read(server, 3));
+    expect(keysOf(chunks)).toEqual(['a', 'b', 'c', 'd']);
+    // Guessed from c, asked from b (the last valid record): the guess was aborted, its request counted.
+    expect(server.requests.slice(0, 3).map((r) => r.from)).toEqual([server.requests[0]!.from, at(T0 + 3 * MIN), at(T0 + 2 * MIN)]);
+    expect(server.aborted).toBe(1);
+    expect(chunks.reduce((n, c) => n + c.pages, 0)).toBe(server.requests.length);
+  });
+
+  it('does not guess at the lower bound (the boundary rules decide the offset there) nor after a short page', async () => {
+    const T = T0 + MIN;
+    const server = new KeysetServer([row('a', T), row('b', T), row('c', T), row('d', T), row('e', T), row('f', T + MIN)]);
+    const cursor: KeysetCursor = { mode: 'keyset', highWater: null, window: { from: at(T0), to: at(T0 + HOUR), lower: at(T), seenAtLower: [] } };
+    const chunks = await collect(read(server, 2, cursor));
+    expect(keysOf(chunks)).toEqual(['a', 'b', 'c', 'd', 'e', 'f']);
+    expect(server.aborted).toBe(0);
+    expect(chunks.reduce((n, c) => n + c.pages, 0)).toBe(server.requests.length);
+  });
+
+  it('asks nothing ahead while the engine is still busy with the page before (a slow sink)', async () => {
+    const rows = Array.from({ length: 9 }, (_, i) => row(`r${i}`, T0 + (i + 1) * MIN));
+    const server = new KeysetServer(rows);
+    const madeWhenAnswered = requestsMadeWhenAnswered(server);
+    const demand = { waiting: true };
+    const reader = readKeyset('loads', server, { ...env(new FakeApi('main', SERVER_NOW), {}, 3), demand }, undefined, plan(), new AbortController().signal);
+    const keys: string[] = [];
+    for await (const chunk of readAhead(reader, demand)) {
+      keys.push(...chunk.records.map((r) => String(r.id)));
+      // The sink takes longer than a page's read: the next page is read ahead meanwhile, unwaited for.
+      for (let i = 0; i < 10; i += 1) await turnOfEventLoop();
+    }
+    expect(keys).toEqual(rows.map((r) => r.id));
+    // Only the first answer, which the engine waited for, started a request ahead (request 2);
+    // every later request was made when the reader computed it.
+    expect(madeWhenAnswered).toEqual([2, 2, 3, 4, 5]);
+    expect(server.aborted).toBe(0);
+  });
+
+  it('aborts the request asked for ahead when the reader stops after a page', async () => {
+    const server = new KeysetServer(Array.from({ length: 9 }, (_, i) => row(`r${i}`, T0 + (i + 1) * MIN)));
+    for await (const chunk of read(server, 3)) {
+      expect(chunk.records).toHaveLength(3);
+      break;
+    }
+    await turnOfEventLoop();
+    expect(server.requests).toHaveLength(2);
+    expect(server.aborted).toBe(1);
   });
 });

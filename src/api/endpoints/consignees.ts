@@ -1,4 +1,5 @@
 import type { ApiClient } from '../api-client.js';
+import type { ListPeekHandler } from '../list-peek.js';
 import type { Page } from '../paging.js';
 import type { QueryParams } from '../query-string.js';
 import { customerSchema, type Customer } from '../schemas/resources.js';
@@ -15,6 +16,6 @@ export type ConsigneeListQuery = QueryParams & {
   updatedTo?: string;
 };
 
-export function listConsignees(client: ApiClient, query: ConsigneeListQuery, signal?: AbortSignal): Promise<Page<Customer>> {
-  return listCall(client, '/consignee/', query, customerSchema, { signal });
+export function listConsignees(client: ApiClient, query: ConsigneeListQuery, signal?: AbortSignal, peek?: ListPeekHandler): Promise<Page<Customer>> {
+  return listCall(client, '/consignee/', query, customerSchema, { signal, ...(peek ? { peek } : {}) });
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ApiClient } from '../api-client.js';
+import type { ListPeekHandler } from '../list-peek.js';
 import { partitionItems, type Page, type RejectedItem } from '../paging.js';
 import type { QueryParams } from '../query-string.js';
 import { unwrapNestedData } from '../schemas/envelope.js';
@@ -37,8 +38,8 @@ export type CustomerListQuery = QueryParams & {
   updatedTo?: string;
 };
 
-export function listCustomers(client: ApiClient, query: CustomerListQuery, signal?: AbortSignal): Promise<Page<Customer>> {
-  return listCall(client, '/customer/', query, customerSchema, { signal });
+export function listCustomers(client: ApiClient, query: CustomerListQuery, signal?: AbortSignal, peek?: ListPeekHandler): Promise<Page<Customer>> {
+  return listCall(client, '/customer/', query, customerSchema, { signal, ...(peek ? { peek } : {}) });
 }
 
 export async function getCustomer(client: ApiClient, id: string, signal?: AbortSignal): Promise<Customer> {

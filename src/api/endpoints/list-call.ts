@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { ApiClient } from '../api-client.js';
+import type { ListPeekHandler } from '../list-peek.js';
 import { listDataSchema, partitionItems, type Page } from '../paging.js';
 import type { QueryParams } from '../query-string.js';
 import type { ApiVariant } from '../variant.js';
@@ -10,7 +11,7 @@ export async function listCall<T>(
   route: string,
   query: QueryParams,
   itemSchema: z.ZodType<T>,
-  options: { signal?: AbortSignal; variants?: readonly ApiVariant[] } = {},
+  options: { signal?: AbortSignal; variants?: readonly ApiVariant[]; peek?: ListPeekHandler } = {},
 ): Promise<Page<T>> {
   const result = await client.call({
     method: 'GET',
@@ -19,6 +20,7 @@ export async function listCall<T>(
     schema: listDataSchema,
     signal: options.signal,
     variants: options.variants,
+    ...(options.peek ? { peek: options.peek } : {}),
   });
   const { items, rejected } = partitionItems(result.data, itemSchema);
   return {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ApiClient } from '../api-client.js';
 import type { Page } from '../paging.js';
+import type { ListPeekHandler } from '../list-peek.js';
 import type { QueryParams } from '../query-string.js';
 import {
   auditRecordSchema,
@@ -39,8 +40,8 @@ export type LoadListQuery = QueryParams & {
   includeVendorPay?: boolean;
 };
 
-export function listLoads(client: ApiClient, query: LoadListQuery, signal?: AbortSignal): Promise<Page<Load>> {
-  return listCall(client, '/loads', query, loadSchema, { signal });
+export function listLoads(client: ApiClient, query: LoadListQuery, signal?: AbortSignal, peek?: ListPeekHandler): Promise<Page<Load>> {
+  return listCall(client, '/loads', query, loadSchema, { signal, ...(peek ? { peek } : {}) });
 }
 
 export async function getLoad(

@@ -40,8 +40,8 @@ export function readLoadPages(
     stream,
     {
       key: (r) => requireKey(stream, r, 'reference_number'),
-      fetchMain: ({ from, to, skip, limit, signal: s }) =>
-        listLoads(env.client, { ...filters, updatedAtFrom: from, updatedAtTo: to, sortBy: { updatedAt: 1 }, isIncludeDeleted: true, skip, limit }, s) as Promise<Page<RawRecord>>,
+      fetchMain: ({ from, to, skip, limit, signal: s, peek }) =>
+        listLoads(env.client, { ...filters, updatedAtFrom: from, updatedAtTo: to, sortBy: { updatedAt: 1 }, isIncludeDeleted: true, skip, limit }, s, peek) as Promise<Page<RawRecord>>,
       fetchBrokerage: ({ fromDay, toDay, skip, limit, signal: s }) =>
         listLoads(env.client, { updatedFrom: fromDay, updatedTo: toDay, sortBy: 'asc', isIncludeDeleted: true, skip, limit }, s) as Promise<Page<RawRecord>>,
     },

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { ListPeekHandler } from '../../api/list-peek.js';
 import type { Page } from '../../api/paging.js';
 import type { ApiVariant } from '../../api/variant.js';
 import type { Chunk, RawRecord, RunPlan, StreamEnv } from '../stream-definition.js';
@@ -19,7 +20,7 @@ export function updatedFeedCursorAt(variant: ApiVariant, at: string | null): Upd
 export interface UpdatedFeedSource {
   key(record: RawRecord): string;
   /** Main: records with updatedAt in [from, to] (datetimes), sorted by updatedAt ascending. */
-  fetchMain(args: { from: string; to: string; skip: number; limit: number; signal: AbortSignal }): Promise<Page<RawRecord>>;
+  fetchMain(args: { from: string; to: string; skip: number; limit: number; signal: AbortSignal; peek?: ListPeekHandler }): Promise<Page<RawRecord>>;
   /** Brokerage: records updated on the UTC days fromDay..toDay (the filters are dates), in the server's stable order. */
   fetchBrokerage(args: { fromDay: string; toDay: string; skip: number; limit: number; signal: AbortSignal }): Promise<Page<RawRecord>>;
 }

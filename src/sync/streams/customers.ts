@@ -37,8 +37,8 @@ function customerLikeStream(name: 'customers' | 'consignees'): StreamDefinition<
         name,
         {
           key,
-          fetchMain: ({ from, to, skip, limit, signal: s }) =>
-            list(env.client, { ...extra, updatedAtFrom: from, updatedAtTo: to, sortBy: { updatedAt: 1 }, skip, limit }, s) as Promise<Page<RawRecord>>,
+          fetchMain: ({ from, to, skip, limit, signal: s, peek }) =>
+            list(env.client, { ...extra, updatedAtFrom: from, updatedAtTo: to, sortBy: { updatedAt: 1 }, skip, limit }, s, peek) as Promise<Page<RawRecord>>,
           fetchBrokerage: ({ fromDay, toDay, skip, limit, signal: s }) =>
             list(env.client, { ...extra, ...brokerageSort, updatedFrom: fromDay, updatedTo: toDay, skip, limit }, s) as Promise<Page<RawRecord>>,
         },

@@ -1,0 +1,21 @@
+import { parseScannedElement, scannedElementCount, type ListScan } from './json-body.js';
+
+/**
+ * The elements of a list answer as soon as its bytes are in, before they are parsed and validated:
+ * a reader whose next request depends only on this page's last elements (keyset paging) can send
+ * it while this page is still being parsed and checked. What it is shown is not validated; it may
+ * only guess from it, and must check its guess against the validated page (sync/page-speculation.ts).
+ */
+export interface ListPeek {
+  /** Elements in the answer's `data` array. */
+  readonly count: number;
+  /** JSON.parse of element `index` alone, or undefined when it does not parse. */
+  element(index: number): unknown;
+}
+
+/** Called with the peek of a 2xx list answer (only of one large enough to be parsed in pieces). */
+export type ListPeekHandler = (peek: ListPeek) => void;
+
+export function listPeekOf(scan: ListScan): ListPeek {
+  return { count: scannedElementCount(scan), element: (index) => parseScannedElement(scan, index) };
+}
