@@ -28,6 +28,13 @@ export interface SimulatorHandle {
   /** Runs `count` mutator steps now (deterministic tests). */
   mutate(count: number): Promise<void>;
   /**
+   * A load update that becomes visible `lateMs` after the updatedAt it carries (a long transaction
+   * committing late, a read replica lagging): its updatedAt is the server time `lateMs` ago, so a
+   * client that already read past that instant finds it only by reading back (its `lookback`).
+   * Emits the update's events like any other change. Returns the load as stored.
+   */
+  updateLoadLate(referenceNumber: string, changes: Record<string, unknown>, lateMs: number): Record<string, unknown>;
+  /**
    * One edit of the reference data (customer discounts, rates, dynamic rules): adds an entry, or
    * changes or removes the entry at `index` (default 0). Returns the `_id` it touched.
    */

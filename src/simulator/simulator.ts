@@ -96,6 +96,11 @@ export async function startSimulator(input: Partial<SimulatorOptions> = {}): Pro
     mutate: async (count: number) => {
       mutator.run(count);
     },
+    updateLoadLate: (ref, changes, lateMs) => {
+      const p = store.loadPositionByRef(ref);
+      if (p === undefined) throw new Error(`updateLoadLate: no load ${ref}`);
+      return sim.changes.updateLoad(p, changes, MUTATOR_ACTOR, new Date(clock.now().getTime() - lateMs).toISOString());
+    },
     editPricing: (list, action, index = 0) => store.pricing.apply(list, action, () => index),
     truth: (resource) => truth(store, resource),
     eventTimings: () => store.events.records.map((r) => ({ _id: r._id, ...r.timing })),
