@@ -86,8 +86,8 @@ export interface ApiCall<T> {
   variants?: readonly ApiVariant[];
   signal?: AbortSignal;
   /**
-   * Shown a 2xx list answer's elements before they are parsed (list-peek.ts); the call then lets
-   * the event loop turn once, so a request the handler starts goes out before this parse.
+   * Shown a 2xx list answer's elements before they are parsed (list-peek.ts); when it starts a
+   * request, the call lets the event loop turn once, so that request goes out before this parse.
    */
   peek?: ListPeekHandler;
 }
@@ -230,10 +230,9 @@ export class ApiClient {
           continue;
         }
         const scan = spec.peek && response.status >= 200 && response.status < 300 ? scanListBody(response.bytes) : undefined;
-        if (scan && spec.peek) {
-          spec.peek(listPeekOf(scan));
-          await turnOfEventLoop();
-        }
+        // A request the handler started goes out before this parse; otherwise nothing waits (the
+        // body is held no longer than without a handler).
+        if (scan && spec.peek && spec.peek(listPeekOf(scan))) await turnOfEventLoop();
         const result = this.interpret(response, endpoint, spec.schema, this.encodingOf(spec.body), scan);
         // Parsed and checked: nothing reads the body's bytes again (a page of loads is ~290 KB).
         releaseBuffer(response.bytes);

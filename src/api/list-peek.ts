@@ -13,8 +13,12 @@ export interface ListPeek {
   element(index: number): unknown;
 }
 
-/** Called with the peek of a 2xx list answer (only of one large enough to be parsed in pieces). */
-export type ListPeekHandler = (peek: ListPeek) => void;
+/**
+ * Called with the peek of a 2xx list answer (only of one large enough to be parsed in pieces).
+ * Returns whether it started a request: only then does the call let the event loop turn before
+ * the parse, so that request goes out first.
+ */
+export type ListPeekHandler = (peek: ListPeek) => boolean;
 
 export function listPeekOf(scan: ListScan): ListPeek {
   return { count: scannedElementCount(scan), element: (index) => parseScannedElement(scan, index) };

@@ -1,3 +1,5 @@
+import { getEventListeners } from 'node:events';
+import { setImmediate } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import type { ListPeek, ListPeekHandler } from '../../src/api/list-peek.js';
 import { PageSpeculation } from '../../src/sync/page-speculation.js';
@@ -47,6 +49,23 @@ function speculation(server: ManualServer, depth = 1, guess = guessNext, mayAskA
 }
 
 describe('PageSpeculation', () => {
+  it("aborting the reader's signal aborts the request it waits for and the one ahead; close leaves no listener on it", async () => {
+    for (const answered of [false, true]) {
+      const server = new ManualServer();
+      const run = new AbortController();
+      const ahead = new PageSpeculation<Req, string>(server.send, guessNext, run.signal, 1);
+      expect(getEventListeners(run.signal, 'abort')).toHaveLength(1);
+      void ahead.fetch({ page: 1 });
+      // Unanswered, page 1 is the request the reader waits for; answered, page 2 is ahead.
+      if (answered) server.answer(1);
+      await setImmediate();
+      run.abort(new Error('stop'));
+      expect(server.aborted()).toEqual(answered ? [2] : [1]);
+      ahead.close();
+      expect(getEventListeners(run.signal, 'abort')).toHaveLength(0);
+    }
+  });
+
   it('asks nothing ahead while the consumer is busy, and asks again once it waits', async () => {
     const server = new ManualServer();
     const consumer = { waiting: false };
