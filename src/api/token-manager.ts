@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import os from 'node:os';
-import { isAbortError, sleep } from '../util/abort.js';
+import { isAbortError, linkSignals, sleep } from '../util/abort.js';
 import type { Logger } from '../util/logger.js';
 import { registerSecret } from '../util/secrets.js';
 import { ApiAuthError, ApiEncodingError, ApiError, ApiNetworkError, ApiResponseError, ReauthRequiredError, TokenLockExpiredError } from './errors.js';
@@ -318,13 +318,17 @@ export class TokenManager {
       // pause): the answer is stored for whoever works the account next.
       const rotates = this.options.variant === 'brokerage' && Boolean(this.current?.refreshToken);
       const deadline = rotates ? new AbortController().signal : AbortSignal.timeout(callMs);
+      // Not AbortSignal.any: the caller's signal can be the daemon's, alive for months (linkSignals).
+      const callSignal = signal && !rotates ? linkSignals([signal, deadline]) : { signal: deadline, dispose: () => undefined };
       try {
-        return await this.doRefresh(signal && !rotates ? AbortSignal.any([signal, deadline]) : deadline, rejectedToken);
+        return await this.doRefresh(callSignal.signal, rejectedToken);
       } catch (error) {
         if (deadline.aborted && !signal?.aborted && isAbortError(error)) {
           throw new ApiAuthError(`the token refresh of ${account} did not finish within ${(callMs / 1000).toFixed(1)} s`, { cause: error });
         }
         throw error;
+      } finally {
+        callSignal.dispose();
       }
     } finally {
       // A rotated pair that could not be stored keeps the lock: released, the next process would

@@ -1,4 +1,4 @@
-import { isAbortError, sleep } from '../util/abort.js';
+import { isAbortError, linkSignals, sleep } from '../util/abort.js';
 import { backoffCeiling } from '../util/backoff.js';
 import { describeError } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
@@ -20,8 +20,10 @@ export interface DeliverySettings {
 export async function deliver(channel: NotificationChannel, message: NotificationMessage, settings: DeliverySettings, signal: AbortSignal, logger: Logger): Promise<boolean> {
   for (let attempt = 1; attempt <= settings.attempts; attempt++) {
     if (signal.aborted) return false;
+    // Not AbortSignal.any: `signal` is the daemon's, alive for months (util/abort.ts linkSignals).
+    const attemptSignal = linkSignals([signal, AbortSignal.timeout(settings.timeoutMs)]);
     try {
-      await channel.send(message, AbortSignal.any([signal, AbortSignal.timeout(settings.timeoutMs)]));
+      await channel.send(message, attemptSignal.signal);
       logger.info({ channel: channel.name, event: message.event, title: message.title }, 'notification sent');
       return true;
     } catch (error) {
@@ -30,6 +32,8 @@ export async function deliver(channel: NotificationChannel, message: Notificatio
       logger.warn({ channel: channel.name, attempt, attempts: settings.attempts, title: message.title }, `notification not delivered: ${reason}${last ? '; giving up on it' : '; trying again'}`);
       if (last) return false;
       await sleep(backoffCeiling({ attempt: attempt - 1, baseMs: settings.retryBaseMs, maxMs: 30_000 }), signal).catch(() => undefined);
+    } finally {
+      attemptSignal.dispose();
     }
   }
   return false;

@@ -30,3 +30,31 @@ export function throwIfAborted(signal: AbortSignal | undefined): void {
 export function isAbortError(error: unknown): boolean {
   return error instanceof Error && (error.name === 'AbortError' || error.name === 'CanceledError');
 }
+
+/**
+ * A signal that aborts, with the same reason, as soon as one of `sources` does — what
+ * `AbortSignal.any` gives — plus `dispose`, which unlinks it once the work it guards is over. Use
+ * it where a long-lived signal (a daemon's stop signal) is combined per operation: on Node 20
+ * every signal `AbortSignal.any` makes stays registered on its sources until they abort or die
+ * (nodejs/node#55351), so combining per notification or per refresh grows without bound.
+ */
+export function linkSignals(sources: readonly AbortSignal[]): { signal: AbortSignal; dispose(): void } {
+  const controller = new AbortController();
+  const aborted = sources.find((source) => source.aborted);
+  if (aborted) {
+    controller.abort(aborted.reason);
+    return { signal: controller.signal, dispose: () => undefined };
+  }
+  const listeners = sources.map((source) => {
+    const onAbort = (): void => {
+      controller.abort(source.reason);
+      dispose();
+    };
+    source.addEventListener('abort', onAbort, { once: true });
+    return { source, onAbort };
+  });
+  const dispose = (): void => {
+    for (const { source, onAbort } of listeners) source.removeEventListener('abort', onAbort);
+  };
+  return { signal: controller.signal, dispose };
+}
