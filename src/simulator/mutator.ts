@@ -27,12 +27,32 @@ export class Mutator {
     private readonly store: SimStore,
     private readonly changes: Changes,
     private readonly lifecycle: () => boolean = () => false,
+    /** Share of load updates stamped late, and how late at most (option `mutator.lateWrites`, read live). */
+    private readonly lateWrites: () => { share: number; maxLateMs: number } | undefined = () => undefined,
   ) {
     this.rng = new Prng(seed ^ 0x6d75);
     // Its own random stream: switching the lifecycle on leaves every other step's draws alone.
     this.invoiceLifecycle = new InvoiceLifecycle(store, changes, new Prng(seed ^ 0x1f0c), MUTATOR_ACTOR);
     this.pricingRng = new Prng(seed ^ 0x7072);
     this.brokerageRng = new Prng(seed ^ 0x0b4e);
+    this.lateRng = new Prng(seed ^ 0x1a7e);
+  }
+
+  /** Late stamps draw from their own stream, so every other draw stays as it was. */
+  private readonly lateRng: Prng;
+
+  /**
+   * The updatedAt a load update carries: now, or — for the share of updates that become visible
+   * late — up to `maxLateMs` earlier, but never before the load's current updatedAt (a write does
+   * not move a record back in time).
+   */
+  private loadStamp(now: string, load: Load): string {
+    const late = this.lateWrites();
+    if (!late || late.share <= 0 || !this.lateRng.chance(late.share)) return now;
+    const previous = Date.parse(String(load['updatedAt'] ?? ''));
+    const earlier = Date.parse(now) - 1 - this.lateRng.int(late.maxLateMs);
+    const stamp = Number.isNaN(previous) ? earlier : Math.max(earlier, previous + 1);
+    return new Date(Math.min(stamp, Date.parse(now))).toISOString();
   }
 
   start(intervalMs: number, perTick: number): void {
@@ -108,8 +128,9 @@ export class Mutator {
         : kind === 3 ? { sealNo: `SEAL${n}` }
         : kind === 4 ? { freight: load['freight'] === 'HOLD' ? 'RELEASED' : 'HOLD' }
         : { temperature: `${-20 + this.rng.int(40)}F`, pickupTimes: [{ ...(((load['pickupTimes'] as Load[]) ?? [])[0] ?? {}), pickupFromTime: now }] };
-      if (kind === 5 && this.store.ctx.variant === 'brokerage') this.brokerageChange(q, load, change, now);
-      else this.changes.updateLoad(q, change, MUTATOR_ACTOR, now);
+      const stamp = this.loadStamp(now, load);
+      if (kind === 5 && this.store.ctx.variant === 'brokerage') this.brokerageChange(q, load, change, stamp);
+      else this.changes.updateLoad(q, change, MUTATOR_ACTOR, stamp);
     }
   }
 

@@ -17,6 +17,14 @@ const mutatorSchema = z.object({
   intervalMs: z.number().int().positive().default(1_000),
   perTick: z.number().int().min(0).default(5),
   enabled: z.boolean().default(false),
+  /**
+   * Writes that become visible late (a long transaction, a lagging read replica): this share of
+   * the mutator's load edits (its field updates; status moves and payments stay on time) carry an
+   * updatedAt up to `maxLateMs` before the server's now (never before the load's previous updatedAt). Off when absent; drawn from its own random stream.
+   */
+  lateWrites: z
+    .object({ share: z.number().min(0).max(1), maxLateMs: z.number().int().min(1) })
+    .optional(),
 });
 
 const webhooksSchema = z

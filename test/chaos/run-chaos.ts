@@ -155,7 +155,7 @@ export async function runChaos(options: ChaosOptions, print: (line: string) => v
   }
 }
 
-/** The simulator of a chaos run: mutator, faults, 429s, short tokens, ambiguous creates, clock skew. */
+/** The simulator of a chaos run: mutator (with late writes), faults, 429s, short tokens, ambiguous creates, clock skew. */
 export function chaosSimulatorOptions(options: ChaosOptions, clientSecret: string): Parameters<typeof startSimulator>[0] {
   return {
     variant: options.variant,
@@ -172,7 +172,9 @@ export function chaosSimulatorOptions(options: ChaosOptions, clientSecret: strin
     faults: { rate: options.faultRate, kinds: ['500', '502', '503', 'html', 'drop', 'truncated'], slowMs: 100 },
     ambiguousCreateRate: options.ambiguousCreateRate,
     clockOffsetMs: options.clockOffsetMs,
-    mutator: { enabled: true, intervalMs: 250, perTick: 3 },
+    // A tenth of the load edits become visible up to 30 s late (updatedAt behind what a pass may
+    // already have read): the lookback (PT1M in chaos-config.ts) must catch every one.
+    mutator: { enabled: true, intervalMs: 250, perTick: 3, lateWrites: { share: 0.1, maxLateMs: 30_000 } },
   };
 }
 
