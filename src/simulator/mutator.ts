@@ -29,6 +29,7 @@ export class Mutator {
     private readonly lifecycle: () => boolean = () => false,
     /** Share of load updates stamped late, and how late at most (option `mutator.lateWrites`, read live). */
     private readonly lateWrites: () => { share: number; maxLateMs: number } | undefined = () => undefined,
+    private readonly onLateWrite: () => void = () => undefined,
   ) {
     this.rng = new Prng(seed ^ 0x6d75);
     // Its own random stream: switching the lifecycle on leaves every other step's draws alone.
@@ -52,6 +53,7 @@ export class Mutator {
     const previous = Date.parse(String(load['updatedAt'] ?? ''));
     const earlier = Date.parse(now) - 1 - this.lateRng.int(late.maxLateMs);
     const stamp = Number.isNaN(previous) ? earlier : Math.max(earlier, previous + 1);
+    this.onLateWrite();
     return new Date(Math.min(stamp, Date.parse(now))).toISOString();
   }
 

@@ -44,7 +44,16 @@ export async function startSimulator(input: Partial<SimulatorOptions> = {}): Pro
   });
   const limiter = new RateLimiter(options.rateLimit);
   const faults = new FaultInjector(options.seed, () => options.faults);
-  const mutator = new Mutator(options.seed, store, changes, () => options.invoiceLifecycle, () => options.mutator.lateWrites);
+  const mutator = new Mutator(
+    options.seed,
+    store,
+    changes,
+    () => options.invoiceLifecycle,
+    () => options.mutator.lateWrites,
+    () => {
+      stats.current.lateWrites++;
+    },
+  );
   const documents = new SimDocuments(options.seed);
   const sim: SimContext = {
     options,

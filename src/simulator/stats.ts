@@ -5,6 +5,8 @@ export interface SimulatorStats {
   rateLimited: number;
   faults: Record<string, number>;
   ambiguousCreates: number;
+  /** Mutator load edits stamped late (option `mutator.lateWrites`). */
+  lateWrites: number;
   /** Invoices made by `POST /invoices` (one per load invoiced). */
   invoicesCreated: number;
   tokensIssued: number;
@@ -32,7 +34,7 @@ export interface SimulatorStats {
 }
 
 export function emptyStats(): SimulatorStats {
-  return { requests: 0, byRoute: {}, rateLimited: 0, faults: {}, ambiguousCreates: 0, invoicesCreated: 0, tokensIssued: 0, retiredRefreshTokenUses: 0, retiredRefreshTokenUsesAfterLostAnswer: 0, retiredRefreshTokenUsesAfterCutAnswer: 0, rotationAnswersCut: 0, lostRotationAnswersAtMs: [], webhooksSent: 0, webhooksFailed: 0, webhooksGivenUp: 0, documentDownloads: 0, documentDownloadsWithAuthorization: 0 };
+  return { requests: 0, byRoute: {}, rateLimited: 0, faults: {}, ambiguousCreates: 0, lateWrites: 0, invoicesCreated: 0, tokensIssued: 0, retiredRefreshTokenUses: 0, retiredRefreshTokenUsesAfterLostAnswer: 0, retiredRefreshTokenUsesAfterCutAnswer: 0, rotationAnswersCut: 0, lostRotationAnswersAtMs: [], webhooksSent: 0, webhooksFailed: 0, webhooksGivenUp: 0, documentDownloads: 0, documentDownloadsWithAuthorization: 0 };
 }
 
 export function countRoute(stats: SimulatorStats, route: string, status: number | string): void {

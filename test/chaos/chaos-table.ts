@@ -8,7 +8,7 @@ export function renderChaosReport(r: Omit<ChaosReport, 'table'>): string {
   const faults = Object.values(s.faults).reduce((a, b) => a + b, 0);
   let out = `\nchaos ${o.label} — seed ${o.seed}, variant ${o.variant}, ${r.kills} SIGKILLs, ${(r.durationMs / 1000).toFixed(0)} s, ${r.ok ? 'OK' : 'FAILED'}\n`;
   out += `simulator: ${s.requests} requests, ${s.rateLimited} × 429, ${faults} injected faults (${Object.entries(s.faults).map(([k, v]) => `${k} ${v}`).join(', ')}), `;
-  out += `${s.ambiguousCreates} ambiguous creates, ${s.tokensIssued} tokens issued (TTL ${o.accessTokenTtlMs} ms), clock offset ${o.clockOffsetMs / 1000} s\n\n`;
+  out += `${s.ambiguousCreates} ambiguous creates, ${s.lateWrites} late writes, ${s.tokensIssued} tokens issued (TTL ${o.accessTokenTtlMs} ms), clock offset ${o.clockOffsetMs / 1000} s\n\n`;
   out += renderTable(
     ['sink', 'stream', 'truth', 'missing', 'stale', 'duplicates', 'wrong-tombstone', 'phantom'],
     r.sinks.map((x) => [x.sink, x.stream, x.truth, x.missing, x.stale, x.duplicates, x.wrongTombstone, x.phantom]),

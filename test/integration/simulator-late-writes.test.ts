@@ -37,12 +37,14 @@ describe('simulator: writes that become visible late', () => {
       expect(c.t).toBeLessThanOrEqual(endedAt);
       expect(c.t).toBeGreaterThanOrEqual(startedAt - 60_001);
     }
+    expect(sim!.stats().lateWrites).toBeGreaterThanOrEqual(changed.filter((c) => c.t < startedAt).length);
     // Most are late by seconds (the dataset's updatedAts lie far enough in the past not to cap them).
     expect(changed.filter((c) => c.t < startedAt - 1_000).length).toBeGreaterThan(changed.length / 2);
   });
 
   it('without the option every update is stamped now', async () => {
     const { changed, startedAt, endedAt } = await changedAfterSteps();
+    expect(sim!.stats().lateWrites).toBe(0);
     expect(changed.length).toBeGreaterThan(20);
     for (const c of changed) {
       expect(c.t).toBeGreaterThanOrEqual(startedAt);
