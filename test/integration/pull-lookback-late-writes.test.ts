@@ -1,15 +1,17 @@
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { reconcileApp } from '../../src/app/reconcile.js';
 import type { SimulatorHandle } from '../../src/simulator/index.js';
-import { ageChangesPastSafetyLag, collectTruth, compareWithTruth, latestByKey, pullConfig, readCsvRows, startSim, syncOnce, tempDir } from '../helpers/pull-harness.js';
+import { ageChangesPastSafetyLag, collectTruth, compareWithTruth, latestByKey, pullConfig, readCsvRows, startSim, syncOnce, tempDir, withPullApp } from '../helpers/pull-harness.js';
 
 /**
  * What the `lookback` is for (README, Sync correctness: request cost of a pass): a write whose
  * updatedAt lands behind the checkpoint — visible only after the pass that covered its instant had
  * read past it (a long transaction, a lagging read replica). The simulator makes such a write with
  * `updateLoadLate`. Within the lookback the next pass reads it; with no lookback it is lost to
- * incremental passes; later than the lookback it is lost too, which is why the lookback is sized
- * to the lateness the API shows, and why it is not traded for request count.
+ * incremental passes; later than the lookback it is lost too — `reconcile` finds it and `--repair`
+ * re-delivers it — which is why the lookback is sized to the lateness the API shows, and why it is
+ * not traded for request count.
  */
 let sim: SimulatorHandle | undefined;
 afterEach(async () => {
@@ -34,7 +36,7 @@ async function lateWriteAfterFirstPass(lookback: string, lateMs: number) {
   expect(second[0]).toMatchObject({ status: 'ok' });
   const truth = await collectTruth(sim, 'loads');
   const comparison = compareWithTruth(truth, latestByKey(readCsvRows(path.join(dir, 'out'), 'loads')), (r) => String(r.reference_number));
-  return { ref, written, comparison, delivered: second[0]!.delivered };
+  return { ref, written, comparison, delivered: second[0]!.delivered, config, dir };
 }
 
 describe('lookback: writes that become visible late', () => {
@@ -50,9 +52,13 @@ describe('lookback: writes that become visible late', () => {
     expect(delivered).toBe(0);
   });
 
-  it('a write later than the lookback is missed as well: size the lookback to the lateness the API shows', async () => {
-    const { ref, written, comparison } = await lateWriteAfterFirstPass('PT2M', 3 * MIN);
+  it('a write later than the lookback is missed as well (size the lookback to the lateness the API shows); reconcile finds it and --repair fixes it', async () => {
+    const { ref, written, comparison, config, dir } = await lateWriteAfterFirstPass('PT2M', 3 * MIN);
     expect(Date.parse(String(written.updatedAt))).toBeLessThan(sim!.now().getTime() - 2 * MIN);
     expect(comparison.stale).toEqual([ref]);
+    const report = await withPullApp(config, dir, (app) => reconcileApp(app, { streams: ['loads'], days: 1, repair: true, signal: new AbortController().signal }));
+    expect(report.results.flatMap((r) => r.differences.map((d) => `${d.kind} ${d.key}`))).toEqual([`stale ${ref}`]);
+    const truth = await collectTruth(sim!, 'loads');
+    expect(compareWithTruth(truth, latestByKey(readCsvRows(path.join(dir, 'out'), 'loads')), (r) => String(r.reference_number))).toMatchObject({ missing: [], stale: [], phantom: [] });
   });
 });
