@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { reconcileApp } from '../../src/app/reconcile.js';
@@ -14,9 +15,11 @@ import { ageChangesPastSafetyLag, collectTruth, compareWithTruth, latestByKey, p
  * not traded for request count.
  */
 let sim: SimulatorHandle | undefined;
+const dirs: string[] = [];
 afterEach(async () => {
   await sim?.close();
   sim = undefined;
+  for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
 });
 
 const MIN = 60_000;
@@ -24,6 +27,7 @@ const MIN = 60_000;
 async function lateWriteAfterFirstPass(lookback: string, lateMs: number) {
   sim = await startSim({ variant: 'main', loads: 300, seed: 41 });
   const dir = tempDir('late-write');
+  dirs.push(dir);
   const config = pullConfig({ sim, dir, streams: ['loads'], streamSettings: { lookback } });
   const first = await syncOnce(config, dir);
   expect(first[0]).toMatchObject({ status: 'ok' });
