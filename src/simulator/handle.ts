@@ -31,6 +31,7 @@ export interface SimulatorHandle {
    * A load update that becomes visible `lateMs` after the updatedAt it carries (a long transaction
    * committing late, a read replica lagging): its updatedAt is the server time `lateMs` ago, so a
    * client that already read past that instant finds it only by reading back (its `lookback`).
+   * Never stamped before the load's previous updatedAt.
    * Emits the update's events like any other change. Returns the load as stored.
    */
   updateLoadLate(referenceNumber: string, changes: Record<string, unknown>, lateMs: number): Record<string, unknown>;

@@ -108,7 +108,10 @@ export async function startSimulator(input: Partial<SimulatorOptions> = {}): Pro
     updateLoadLate: (ref, changes, lateMs) => {
       const p = store.loadPositionByRef(ref);
       if (p === undefined) throw new Error(`updateLoadLate: no load ${ref}`);
-      return sim.changes.updateLoad(p, changes, MUTATOR_ACTOR, new Date(clock.now().getTime() - lateMs).toISOString());
+      // Never before the load's previous updatedAt: a write does not move a record back in time.
+      const previous = Date.parse(String(store.loads.get(p)?.['updatedAt'] ?? ''));
+      const stamp = Math.min(clock.now().getTime(), Math.max(clock.now().getTime() - lateMs, Number.isNaN(previous) ? -Infinity : previous + 1));
+      return sim.changes.updateLoad(p, changes, MUTATOR_ACTOR, new Date(stamp).toISOString());
     },
     editPricing: (list, action, index = 0) => store.pricing.apply(list, action, () => index),
     truth: (resource) => truth(store, resource),

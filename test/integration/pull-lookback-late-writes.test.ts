@@ -24,8 +24,8 @@ afterEach(async () => {
 
 const MIN = 60_000;
 
-async function lateWriteAfterFirstPass(lookback: string, lateMs: number) {
-  sim = await startSim({ variant: 'main', loads: 300, seed: 41 });
+async function lateWriteAfterFirstPass(lookback: string, lateMs: number, variant: 'main' | 'brokerage' = 'main') {
+  sim = await startSim({ variant, loads: 300, seed: 41 });
   const dir = tempDir('late-write');
   dirs.push(dir);
   const config = pullConfig({ sim, dir, streams: ['loads'], streamSettings: { lookback } });
@@ -48,6 +48,14 @@ describe('lookback: writes that become visible late', () => {
     const { comparison, delivered } = await lateWriteAfterFirstPass('PT2M', 1 * MIN);
     expect(comparison).toMatchObject({ missing: [], stale: [], phantom: [] });
     expect(delivered).toBe(1);
+  });
+
+  it('brokerage (day-granular filters): the next pass reads it too', async () => {
+    const { ref, written, comparison, delivered } = await lateWriteAfterFirstPass('PT2M', 1 * MIN, 'brokerage');
+    expect(Date.parse(String(written.updatedAt))).toBeLessThan(sim!.now().getTime() - 30_000);
+    expect(comparison.stale).not.toContain(ref);
+    expect(comparison).toMatchObject({ missing: [], stale: [], phantom: [] });
+    expect(delivered).toBeGreaterThanOrEqual(1);
   });
 
   it('without a lookback the same write is never read by an incremental pass (what the lookback prevents)', async () => {
