@@ -68,6 +68,11 @@ export interface ListScan {
   /** Where the envelope's text starts (after a BOM and whitespace). */
   readonly from: number;
   readonly found: DataArray;
+  /**
+   * Elements already parsed by `parseScannedElement` (a peek), by index: the page's parse takes
+   * them instead of parsing their text again. Peeked elements are read, never changed.
+   */
+  readonly parsed: Map<number, unknown>;
 }
 
 export function scanListBody(bytes: Buffer): ListScan | undefined {
@@ -76,7 +81,7 @@ export function scanListBody(bytes: Buffer): ListScan | undefined {
   while (isSpace(bytes[from])) from += 1;
   if (bytes[from] !== OPEN_OBJECT) return undefined;
   const found = findDataArray(bytes, from);
-  return found ? { bytes, from, found } : undefined;
+  return found ? { bytes, from, found, parsed: new Map() } : undefined;
 }
 
 /** Number of elements the scan found (`[ ]` has none). */
@@ -86,12 +91,18 @@ export function scannedElementCount(scan: ListScan): number {
   return cuts.length / 2;
 }
 
-/** JSON.parse of element `index` alone (not noted as source JSON), or undefined if it is empty or does not parse. */
+/**
+ * JSON.parse of element `index` alone (not noted as source JSON), or undefined if it is empty or
+ * does not parse. The value is kept for the page's parse (ListScan.parsed): the caller must not change it.
+ */
 export function parseScannedElement(scan: ListScan, index: number): unknown {
+  if (scan.parsed.has(index)) return scan.parsed.get(index);
   const range = elementRange(scan, index);
   if (!range) return undefined;
   try {
-    return JSON.parse(scan.bytes.toString('utf8', range[0], range[1])) as unknown;
+    const value = JSON.parse(scan.bytes.toString('utf8', range[0], range[1])) as unknown;
+    scan.parsed.set(index, value);
+    return value;
   } catch {
     return undefined;
   }
@@ -128,7 +139,8 @@ export function parsePiecewise(bytes: Buffer, scanned?: ListScan): unknown {
       }
       const [start, end] = range;
       const text = bytes.toString('utf8', start, end);
-      const item: unknown = JSON.parse(text);
+      // An element a peek parsed already is the same value (parsed from the same text, unchanged).
+      const item: unknown = scan.parsed.has(i / 2) ? scan.parsed.get(i / 2) : JSON.parse(text);
       noteSourceJson(item, text, found.forms[i / 2]!, bytes, start, end);
       items.push(item);
     }

@@ -9,7 +9,10 @@ import { parseScannedElement, scannedElementCount, type ListScan } from './json-
 export interface ListPeek {
   /** Elements in the answer's `data` array. */
   readonly count: number;
-  /** JSON.parse of element `index` alone, or undefined when it does not parse. */
+  /**
+   * JSON.parse of element `index` alone, or undefined when it does not parse. Read it, never
+   * change it: the page's parse takes the same value instead of parsing the element again.
+   */
   element(index: number): unknown;
 }
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { decodeBody, parseJsonBody, parsePiecewise } from '../../src/api/json-body.js';
+import { decodeBody, parseJsonBody, parsePiecewise, parseScannedElement, scanListBody } from '../../src/api/json-body.js';
+import { sourceJsonOf } from '../../src/api/source-json.js';
 import { Prng } from '../../src/simulator/prng.js';
 import { fixture } from '../helpers/records.js';
 
@@ -65,6 +66,24 @@ describe('API response bodies parsed from bytes', () => {
     expect(bytes.length).toBeGreaterThan(64 * 1024);
     expect(parsePiecewise(bytes)).toEqual(JSON.parse(bytes.toString()));
     expect(parseJsonBody(bytes)).toEqual(wholeText(bytes));
+  });
+
+  it('elements a peek parsed are taken by the page parse, not parsed again: same values, source JSON noted', () => {
+    const loads = Array.from({ length: 50 }, (_, i) => ({ ...fixture('load-main'), reference_number: `M${i}` }));
+    const bytes = Buffer.from(JSON.stringify({ _object: 'list', count: 50, data: loads }));
+    const scan = scanListBody(bytes)!;
+    const peeked = [parseScannedElement(scan, 49), parseScannedElement(scan, 48)];
+    // A second look returns the same value, not a new parse.
+    expect(parseScannedElement(scan, 49)).toBe(peeked[0]);
+    const result = parseJsonBody(bytes, scan);
+    expect(result).toEqual(wholeText(bytes));
+    const data = (result as { ok: true; value: { data: unknown[] } }).value.data;
+    expect(data[49]).toBe(peeked[0]);
+    expect(data[48]).toBe(peeked[1]);
+    expect(data[47]).not.toBe(parseScannedElement(scanListBody(bytes)!, 47));
+    // The reused values carry their text as any other element does (content hash, `_raw`).
+    expect(sourceJsonOf(data[49] as object)?.text).toBe(JSON.stringify(loads[49]));
+    expect(sourceJsonOf(data[10] as object)?.text).toBe(JSON.stringify(loads[10]));
   });
 
   it('random envelopes, whitespace, escapes, brackets and quotes in strings: the same value as the whole-text parse', () => {
