@@ -492,7 +492,9 @@ export async function runClusterChaos(options: ClusterChaosOptions, print: (line
     const monitor = perAccount[0]!.monitor;
     const table = renderChaosReport(base) + renderClusterTable({ ...base, actions, webhooks, audit, monitor, accounts: perAccount, stopsLost, reauths }, forwarder.counts);
     print(table);
-    if (ok) fs.rmSync(dir, { recursive: true, force: true });
+    // CHAOS_KEEP_WORK=1 keeps the replicas' output of a passing run too (to read a failover's log).
+    if (ok && process.env.CHAOS_KEEP_WORK !== '1') fs.rmSync(dir, { recursive: true, force: true });
+    else if (ok) print(`work dir kept (CHAOS_KEEP_WORK=1): ${dir} (all replica output in ${logFile})`);
     else {
       keepSchema = true;
       print(`work dir kept for inspection: ${dir} (all replica output in ${logFile})`);
