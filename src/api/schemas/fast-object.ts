@@ -1,6 +1,6 @@
 import type { z } from 'zod';
-import { knownRecordJson } from '../../util/record-json.js';
-import { reorderedJson, sourceJsonOf } from '../source-json.js';
+import { knownContentJson, knownRecordJson } from '../../util/record-json.js';
+import { memberPieces, memberRuns, reorderedJson, sourceJsonOf } from '../source-json.js';
 import { identifier, optionalBoolean, optionalDate, optionalNumber, optionalString, requiredString } from './common.js';
 
 /** A field type the fast path knows: its check, and what zod's output makes of a valid value. */
@@ -35,8 +35,11 @@ const compiled = new WeakMap<z.ZodType, FastParse | null>();
  * list pages (zod's generic object parse of 50 loads was ~0.8 ms per page). It returns exactly
  * zod's output for a valid element — the declared keys present, in declaration order, then every
  * other key in input order (`__proto__` left out), transforms applied — which matters: the content
- * hash and `_raw` are that object's JSON. For anything it does not accept it returns undefined and
- * zod parses the element (and names the problem). test/unit/api-fast-object.test.ts compares both.
+ * hash and `_raw` are that object's JSON. One exception: an element of a large page whose text is
+ * its JSON and whose values zod would keep is returned itself, in the API's order, with its content
+ * hash still over zod's order (keptAsSent). For anything it does not accept it returns undefined and
+ * zod parses the element (and names the problem). test/unit/api-fast-object.test.ts compares both;
+ * test/unit/api-source-json.test.ts the elements kept as sent.
  */
 export function fastObjectParser(schema: z.ZodType): FastParse | undefined {
   let parse = compiled.get(schema);
@@ -87,6 +90,7 @@ function compile(schema: z.ZodType): FastParse | undefined {
     const inputKeys: string[] = [];
     for (const key in record) inputKeys.push(key);
     const shape = shapeOf(shapes, inputKeys, () => outputShape(keys, declared, outputOf, record, inputKeys));
+    if (shape.runs && keptAsSent(shape, record, fields, keys)) return record;
     const out = shape.template ? fill(shape, shape.template, record) : build(record);
     carryJson(shape, record, out);
     return out;
@@ -108,6 +112,11 @@ interface Shape {
   readonly positions: readonly number[];
   /** `positions`, when the output has exactly the input's keys (none dropped). */
   readonly order: readonly number[] | undefined;
+  /**
+   * With `order`: the runs of consecutive input members in output order, as pairs of the first
+   * and last member's input position; empty when the output order is the input's.
+   */
+  readonly runs: readonly number[] | undefined;
   template?: Record<string, unknown>;
 }
 
@@ -150,6 +159,29 @@ function fill(shape: Shape, template: Record<string, unknown>, record: Record<st
 }
 
 /**
+ * An element whose text is exactly its JSON (source-json.ts) and whose values the schema keeps
+ * as they are (no transform changes one) is handed on itself, in the order the API sent it:
+ * no copy, and its `_raw` is the response text — a copy in zod's order, and its JSON cut and
+ * joined from that text, were ~1.5 ms of each 50-load page. Its content hash still covers zod's
+ * order (the pieces of the text in that order, record-json.ts ContentPieces): the same hash as
+ * the copy had, and as zod's output of the same element has (a single load read by reference,
+ * an element zod parsed), so state written by earlier releases stays valid.
+ */
+function keptAsSent(shape: Shape, record: Record<string, unknown>, fields: readonly KnownField[], keys: readonly string[]): boolean {
+  const source = sourceJsonOf(record);
+  if (!source || source.starts.length !== shape.inputKeys.length) return false;
+  for (let i = 0; i < keys.length; i++) {
+    const output = fields[i]!.output;
+    if (!output) continue;
+    const value = record[keys[i]!];
+    if ((value !== undefined || keys[i]! in record) && output(value) !== value) return false;
+  }
+  knownRecordJson(record, source.text);
+  if (shape.runs!.length > 0) knownContentJson(record, { text: source.text, pieces: memberPieces(source, shape.runs!) });
+  return true;
+}
+
+/**
  * When the output holds every member of the input unchanged (a transform that changed nothing,
  * like String of a string), only in another order, its JSON is cut from the response text the
  * input was parsed from, if that text is its JSON (source-json.ts): not serialised again.
@@ -180,5 +212,11 @@ function outputShape(
   const outputKeys = [...keys.filter((key) => key in record), ...inputKeys.filter((key) => !declared.has(key) && key !== '__proto__')];
   const positions = outputKeys.map((key) => inputKeys.indexOf(key));
   const order = outputKeys.length === inputKeys.length ? positions : undefined;
-  return { inputKeys, outputKeys, outputs: outputKeys.map((key) => outputOf.get(key)), positions, order };
+  return { inputKeys, outputKeys, outputs: outputKeys.map((key) => outputOf.get(key)), positions, order, runs: order && runsOf(order) };
+}
+
+/** Consecutive runs of `order` as [first, last] pairs; none when it is 0, 1, 2, … (nothing moves). */
+function runsOf(order: readonly number[]): number[] {
+  const runs = memberRuns(order);
+  return runs.length === 2 && runs[0] === 0 ? [] : runs;
 }
