@@ -67,11 +67,11 @@ export interface FileTarget {
    */
   readReusing?(path: string, scratch: Buffer): Promise<Buffer>;
   /**
-   * Optional: reads `length` bytes at `position` into `scratch` when they fit (else into a new
-   * buffer); fewer when the file is shorter. Publishing reads each table's part of a page this
-   * process staged (it knows where the part is) instead of the whole page once per table.
+   * Optional: opens a file for reads of byte ranges (RangeReader). Publishing reads each table's
+   * part of a page this process staged (it knows where the part is) instead of the whole page once
+   * per table, and a page log is scanned frame by frame; one open file serves all of those reads.
    */
-  readRange?(path: string, position: number, length: number, scratch: Buffer): Promise<Buffer>;
+  openRangeReader?(path: string): Promise<RangeReader>;
   exists(path: string): Promise<boolean>;
   /** Deletes a file; false when it did not exist. */
   removeIfExists(path: string): Promise<boolean>;
@@ -89,6 +89,17 @@ export interface FileTarget {
    * created it, false when it was there already. Atomic against other writers (a lock file).
    */
   createExclusive(dir: string, name: string, content: Buffer): Promise<boolean>;
+}
+
+/** A file open for reads of byte ranges (see `FileTarget.openRangeReader`). */
+export interface RangeReader {
+  /**
+   * Reads `length` bytes at `position` into `scratch` when they fit (else into a new buffer) and
+   * returns them — a view valid only until `scratch` is used again; fewer when the file is shorter.
+   */
+  read(position: number, length: number, scratch: Buffer): Promise<Buffer>;
+  /** Closes the file; never throws. */
+  close(): Promise<void>;
 }
 
 /** A file written only at its end, each append durable before it resolves (see `FileTarget.openAppendLog`). */

@@ -3,7 +3,7 @@ import { access, link, mkdir, open, readdir, readFile, rename, stat, unlink, typ
 import path from 'node:path';
 import { throwIfAborted } from '../../src/util/abort.js';
 import { asStorageError } from '../../src/util/storage-errors.js';
-import { hashedChunks, isBufferList, stagedFromMemory, type AppendLog, type FileEntry, type StageContent, type StageDigest, type FileTarget, type StagedFile } from './file-target.js';
+import { hashedChunks, isBufferList, stagedFromMemory, type AppendLog, type FileEntry, type StageContent, type StageDigest, type FileTarget, type RangeReader, type StagedFile } from './file-target.js';
 import { tempFileName } from './file-names.js';
 
 const WHAT = 'file drop';
@@ -123,20 +123,21 @@ export class LocalTarget implements FileTarget {
     }
   }
 
-  async readRange(file: string, position: number, length: number, scratch: Buffer): Promise<Buffer> {
+  async openRangeReader(file: string): Promise<RangeReader> {
     const handle = await open(file, 'r');
-    try {
-      const into = length <= scratch.length ? scratch.subarray(0, length) : Buffer.allocUnsafe(length);
-      let at = 0;
-      while (at < length) {
-        const { bytesRead } = await handle.read(into, at, length - at, position + at);
-        if (bytesRead === 0) break;
-        at += bytesRead;
-      }
-      return into.subarray(0, at);
-    } finally {
-      await handle.close();
-    }
+    return {
+      async read(position: number, length: number, scratch: Buffer): Promise<Buffer> {
+        const into = length <= scratch.length ? scratch.subarray(0, length) : Buffer.allocUnsafe(length);
+        let at = 0;
+        while (at < length) {
+          const { bytesRead } = await handle.read(into, at, length - at, position + at);
+          if (bytesRead === 0) break;
+          at += bytesRead;
+        }
+        return into.subarray(0, at);
+      },
+      close: () => handle.close().catch(() => undefined),
+    };
   }
 
   async exists(file: string): Promise<boolean> {

@@ -1,5 +1,5 @@
 import { FreightSyncError } from '../../src/util/errors.js';
-import type { FileTarget } from './file-target.js';
+import type { FileTarget, RangeReader } from './file-target.js';
 import { decodeLayout } from './page-chunk.js';
 import { FRAME_HEADER_BYTES, frameIntact, readFrameHeader } from './page-frames.js';
 import type { StagedPage } from './publish-batch.js';
@@ -29,19 +29,27 @@ export interface PageLogScan {
  * file and offset, rather than dropping a page that was acknowledged.
  */
 export async function scanPageLog(target: FileTarget, stagingDir: string, name: string): Promise<PageLogScan> {
-  const readRange = target.readRange?.bind(target);
-  if (!readRange) throw new Error(`${target.describe(target.join(stagingDir, name))}: page logs need a target that reads byte ranges`);
+  if (!target.openRangeReader) throw new Error(`${target.describe(target.join(stagingDir, name))}: page logs need a target that reads byte ranges`);
   const file = target.join(stagingDir, name);
+  const reader = await target.openRangeReader(file);
+  try {
+    return await scanFrames(target, reader, file, name);
+  } finally {
+    await reader.close();
+  }
+}
+
+async function scanFrames(target: FileTarget, reader: RangeReader, file: string, name: string): Promise<PageLogScan> {
   const pages: LoggedPage[] = [];
   const headerScratch = Buffer.allocUnsafe(FRAME_HEADER_BYTES);
   let scratch: Buffer = Buffer.allocUnsafe(512 * 1024);
   let at = 0;
   for (;;) {
-    const header = await readRange(file, at, FRAME_HEADER_BYTES, headerScratch);
+    const header = await reader.read(at, FRAME_HEADER_BYTES, headerScratch);
     if (header.length === 0) return { pages, intactBytes: at, torn: false };
     const said = header.length === FRAME_HEADER_BYTES ? readFrameHeader(header) : undefined;
     if (!said || said.length > MAX_FRAME_BYTES) return { pages, intactBytes: at, torn: true };
-    const payload = await readRange(file, at + FRAME_HEADER_BYTES, said.length, scratch);
+    const payload = await reader.read(at + FRAME_HEADER_BYTES, said.length, scratch);
     if (payload.length > scratch.length) scratch = payload;
     if (!frameIntact(header, payload)) return { pages, intactBytes: at, torn: true };
     let parts;

@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs';
 import { mkdtemp, open as openFile, rm, type FileHandle } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { FileTarget, StagedFile } from './file-target.js';
+import type { FileTarget, RangeReader, StagedFile } from './file-target.js';
 import { writeFileAtomic } from './file-target.js';
 import { BATCH_DONE_SUFFIX, BATCH_MANIFEST_SUFFIX, batchDataFileName } from './file-names.js';
 import type { CsvFormat } from './format-options.js';
@@ -129,7 +129,7 @@ async function publishTable(request: PublishRequest, table: string, entry: Table
  */
 async function streamTables(request: PublishRequest): Promise<BatchFile[]> {
   const { target, stagingDir, pages } = request;
-  if (target.readRange && pages.every((page) => page.parts)) return streamKnownTables(request);
+  if (target.openRangeReader && pages.every((page) => page.parts)) return streamKnownTables(request);
   // Each page is consumed (its rows written) before the next is read: one buffer serves them all.
   let scratch: Buffer = Buffer.allocUnsafe(SCRATCH_BYTES);
   const read = async (page: StagedPage): Promise<ChunkTable[]> => {
@@ -160,6 +160,16 @@ async function streamKnownTables(request: PublishRequest): Promise<BatchFile[]> 
   const tables = new Map<string, TableEntry>();
   for (const page of pages) noteParts(tables, page.parts!);
   let scratch: Buffer = Buffer.allocUnsafe(SCRATCH_BYTES);
+  // One open file per page log (a batch's pages are in one or a few), for every table's reads.
+  const readers = new Map<string, Promise<RangeReader>>();
+  const readerOf = (file: string): Promise<RangeReader> => {
+    let reader = readers.get(file);
+    if (!reader) {
+      reader = target.openRangeReader!(file);
+      readers.set(file, reader);
+    }
+    return reader;
+  };
   async function* chunks(table: string): AsyncGenerator<Buffer> {
     let started = false;
     for (const page of pages) {
@@ -167,7 +177,7 @@ async function streamKnownTables(request: PublishRequest): Promise<BatchFile[]> 
         if (part.table !== table || part.rows === 0) continue;
         const file = target.join(stagingDir, page.file);
         const length = part.headBytes + part.bodyBytes;
-        const bytes = await target.readRange!(file, part.at, length, scratch);
+        const bytes = await (await readerOf(file)).read(part.at, length, scratch);
         if (bytes.length > scratch.length) scratch = bytes;
         if (bytes.length !== length) throw new Error(`${target.describe(file)}: staged page is shorter than what was staged (table ${table})`);
         if (!started) {
@@ -179,9 +189,13 @@ async function streamKnownTables(request: PublishRequest): Promise<BatchFile[]> 
     }
   }
   const files: BatchFile[] = [];
-  for (const [table, entry] of tables) {
-    if (entry.rows === 0) continue;
-    files.push(await publishTable(request, table, entry, chunks(table)));
+  try {
+    for (const [table, entry] of tables) {
+      if (entry.rows === 0) continue;
+      files.push(await publishTable(request, table, entry, chunks(table)));
+    }
+  } finally {
+    await Promise.all([...readers.values()].map((reader) => reader.then((r) => r.close(), () => undefined)));
   }
   return files;
 }
