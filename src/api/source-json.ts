@@ -89,7 +89,7 @@ export function memberRuns(order: readonly number[]): number[] {
 }
 
 /** Start and end offsets in the source text of each run of members (a member ends at the comma before the next). */
-export function memberPieces(source: SourceJson, runs: readonly number[]): number[] {
+function memberPieces(source: SourceJson, runs: readonly number[]): number[] {
   const { text, starts } = source;
   const count = starts.length;
   const pieces = new Array<number>(runs.length);

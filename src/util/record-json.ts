@@ -18,62 +18,26 @@ export function recordJson(data: object): string {
 
 /**
  * Records `text` as the JSON of `data` when it is known without serialising (cut from the response
- * text, see src/api/source-json.ts). The caller guarantees it is exactly `JSON.stringify(data)`.
+ * text, see src/api/source-json.ts). The caller guarantees it is exactly `JSON.stringify(data)`,
+ * or, for a list element kept as the API sent it, that of zod's output of it: the same members in
+ * zod's order (src/api/schemas/fast-object.ts keptAsSent).
  */
 export function knownRecordJson(data: object, text: string): void {
   texts.set(data, text);
 }
 
 /**
- * The JSON the content hash covers, where it is not the record's own JSON: the same members in
- * another order, as pieces of a text. Elements of a list page are handed on as the API sent them
- * (the parsed object itself, its `_raw` the response text), while the content hash keeps covering
- * them in the order earlier releases hashed — zod's output order, the schema's declared fields
- * first — so the hashes state databases hold stay valid (src/api/schemas/fast-object.ts).
- * The text is `{` + the pieces joined by `,` + (`,` + `tail`) + `}`.
- */
-export interface ContentPieces {
-  readonly text: string;
-  /** Start and end (exclusive) offsets in `text` of each piece, in pairs. */
-  readonly pieces: readonly number[];
-  /** Members added after the pieces (a copy with a member more: `withMember`), without braces. */
-  readonly tail?: string;
-}
-
-const contents = new WeakMap<object, ContentPieces>();
-
-/** Records how the content JSON of `data` is put together (the caller guarantees it is the hashed form). */
-export function knownContentJson(data: object, form: ContentPieces): void {
-  contents.set(data, form);
-}
-
-/** The pieces of `data`'s content JSON, when it is not `recordJson(data)`. */
-export function contentPiecesOf(data: object): ContentPieces | undefined {
-  return contents.get(data);
-}
-
-/** The JSON the content hash covers: the pieces put together, else the record's own JSON. */
-export function contentJson(data: object): string {
-  const form = contents.get(data);
-  if (!form) return recordJson(data);
-  const { text, pieces, tail } = form;
-  const parts: string[] = [];
-  for (let i = 0; i < pieces.length; i += 2) parts.push(text.slice(pieces[i]!, pieces[i + 1]!));
-  if (tail !== undefined) parts.push(tail);
-  return `{${parts.join(',')}}`;
-}
-
-/**
- * A copy of `record` with one member more (or replaced), whose content JSON is that of `record`
- * with the member at the end — what the copy's JSON was when `record` came in zod's order.
+ * A copy of `record` with one member more, whose JSON is `record`'s known text with the member at
+ * the end: the copy's JSON as when `record` itself was in that text's order (a list element kept
+ * as the API sent it has zod's order as its text, src/api/schemas/fast-object.ts), so `_raw` and
+ * the content hash of a marked record stay what they were.
  */
 export function withMember<T extends Record<string, unknown>>(record: T, key: string, value: unknown): T {
   const copy: T = { ...record, [key]: value };
-  const form = contents.get(record);
-  if (!form) return copy;
-  // The member would take its old place (replaced), or is left out of JSON: serialise the copy.
-  if (Object.prototype.hasOwnProperty.call(record, key) || value === undefined || typeof value === 'function') return copy;
+  const text = texts.get(record);
+  // A member the record has keeps its place, and one JSON leaves out is not written: serialise the copy.
+  if (text === undefined || Object.prototype.hasOwnProperty.call(record, key) || value === undefined || typeof value === 'function') return copy;
   const member = `${JSON.stringify(key)}:${JSON.stringify(value)}`;
-  contents.set(copy, { text: form.text, pieces: form.pieces, tail: form.tail === undefined ? member : `${form.tail},${member}` });
+  texts.set(copy, text === '{}' ? `{${member}}` : `${text.slice(0, -1)},${member}}`);
   return copy;
 }

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
-import { knownContentJson, knownRecordJson } from '../../util/record-json.js';
-import { memberPieces, memberRuns, reorderedJson, sourceJsonOf } from '../source-json.js';
+import { knownRecordJson } from '../../util/record-json.js';
+import { memberRuns, reorderedJson, sourceJsonOf } from '../source-json.js';
 import { identifier, optionalBoolean, optionalDate, optionalNumber, optionalString, requiredString } from './common.js';
 
 /** A field type the fast path knows: its check, and what zod's output makes of a valid value. */
@@ -36,8 +36,8 @@ const compiled = new WeakMap<z.ZodType, FastParse | null>();
  * zod's output for a valid element — the declared keys present, in declaration order, then every
  * other key in input order (`__proto__` left out), transforms applied — which matters: the content
  * hash and `_raw` are that object's JSON. One exception: an element of a large page whose text is
- * its JSON and whose values zod would keep is returned itself, in the API's order, with its content
- * hash still over zod's order (keptAsSent). For anything it does not accept it returns undefined and
+ * its JSON and whose values zod would keep is returned itself, in the API's order, its JSON (hash,
+ * `_raw`) still zod's output's (keptAsSent). For anything it does not accept it returns undefined and
  * zod parses the element (and names the problem). test/unit/api-fast-object.test.ts compares both;
  * test/unit/api-source-json.test.ts the elements kept as sent.
  */
@@ -163,12 +163,11 @@ function fill(shape: Shape, template: Record<string, unknown>, record: Record<st
 
 /**
  * An element whose text is exactly its JSON (source-json.ts) and whose values the schema keeps
- * as they are (no transform changes one) is handed on itself, in the order the API sent it:
- * no copy, and its `_raw` is the response text — a copy in zod's order, and its JSON cut and
- * joined from that text, were ~1.5 ms of each 50-load page. Its content hash still covers zod's
- * order (the pieces of the text in that order, record-json.ts ContentPieces): the same hash as
- * the copy had, and as zod's output of the same element has (a single load read by reference,
- * an element zod parsed), so state written by earlier releases stays valid.
+ * as they are (no transform changes one) is handed on itself, in the order the API sent it: no
+ * copy in zod's order (~205 KB per page of 50 loads, and the copying). Its JSON as the engine and
+ * the mapper use it (content hash, `_raw`) stays what the copy's was: the text's members in zod's
+ * order (reorderedJson). So `_raw` and the hash of a version are the same whichever way it was
+ * read (a large page, a small one, a load read by reference), and hashes in state stay valid.
  */
 function keptAsSent(shape: Shape, record: Record<string, unknown>, fields: readonly KnownField[], keys: readonly string[]): boolean {
   const source = sourceJsonOf(record);
@@ -179,8 +178,7 @@ function keptAsSent(shape: Shape, record: Record<string, unknown>, fields: reado
     const value = record[keys[i]!];
     if ((value !== undefined || keys[i]! in record) && output(value) !== value) return false;
   }
-  knownRecordJson(record, source.text);
-  if (shape.runs!.length > 0) knownContentJson(record, { text: source.text, pieces: memberPieces(source, shape.runs!) });
+  knownRecordJson(record, shape.runs!.length > 0 ? reorderedJson(source, shape.order!) : source.text);
   return true;
 }
 
