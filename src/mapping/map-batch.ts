@@ -185,9 +185,7 @@ function cellOf(value: unknown): Cell {
 function rawJson(value: unknown, table: CompiledTable, options: MapBatchOptions, fail: (reason: string) => void): string {
   let subject = value;
   if (table.rawOmit.length > 0 && value !== null && typeof value === 'object') {
-    // A copy in the members' order of the record's JSON (a list element kept as the API sent it
-    // has zod's order there, record-json.ts), so `_raw` has one order however the record was read.
-    subject = Array.isArray(value) ? structuredClone(value) : (JSON.parse(recordJson(value)) as unknown);
+    subject = structuredClone(value);
     for (const segments of table.rawOmit) deleteAtSegments(subject, segments);
   }
   // The record itself (no omissions): the text the content hash already made, not a second stringify.

@@ -1,5 +1,4 @@
 import type { OutboxStore } from '../state/stores/outbox-store.js';
-import { withMember } from '../util/record-json.js';
 
 /** Added to pulled loads this daemon created or changed (docs/outbound.md "Echo marking"). */
 export interface EchoMark {
@@ -39,7 +38,6 @@ export async function markEchoes<T extends Record<string, unknown>>(outbox: Pick
   }
   return records.map((record) => {
     const mark = typeof record['reference_number'] === 'string' ? byRef.get(record['reference_number']) : undefined;
-    // A copy whose content hash covers the load as before, plus the mark (record-json.ts).
-    return mark ? withMember(record, ECHO_FIELD, mark) : record;
+    return mark ? { ...record, [ECHO_FIELD]: mark } : record;
   });
 }

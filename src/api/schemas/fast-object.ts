@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { knownRecordJson } from '../../util/record-json.js';
-import { memberRuns, reorderedJson, sourceJsonOf } from '../source-json.js';
+import { reorderedJson, sourceJsonOf } from '../source-json.js';
 import { identifier, optionalBoolean, optionalDate, optionalNumber, optionalString, requiredString } from './common.js';
 
 /** A field type the fast path knows: its check, and what zod's output makes of a valid value. */
@@ -35,11 +35,8 @@ const compiled = new WeakMap<z.ZodType, FastParse | null>();
  * list pages (zod's generic object parse of 50 loads was ~0.8 ms per page). It returns exactly
  * zod's output for a valid element — the declared keys present, in declaration order, then every
  * other key in input order (`__proto__` left out), transforms applied — which matters: the content
- * hash and `_raw` are that object's JSON. One exception: an element of a large page whose text is
- * its JSON and whose values zod would keep is returned itself, in the API's order, its JSON (hash,
- * `_raw`) still zod's output's (keptAsSent). For anything it does not accept it returns undefined and
- * zod parses the element (and names the problem). test/unit/api-fast-object.test.ts compares both;
- * test/unit/api-source-json.test.ts the elements kept as sent.
+ * hash and `_raw` are that object's JSON. For anything it does not accept it returns undefined and
+ * zod parses the element (and names the problem). test/unit/api-fast-object.test.ts compares both.
  */
 export function fastObjectParser(schema: z.ZodType): FastParse | undefined {
   let parse = compiled.get(schema);
@@ -92,7 +89,6 @@ function compile(schema: z.ZodType): FastParse | undefined {
       for (const key in record) inputKeys.push(key);
       return outputShape(keys, declared, outputOf, record, inputKeys);
     });
-    if (shape.runs && keptAsSent(shape, record, fields, keys)) return record;
     const out = shape.template ? fill(shape, shape.template, record) : build(record);
     carryJson(shape, record, out);
     return out;
@@ -114,11 +110,6 @@ interface Shape {
   readonly positions: readonly number[];
   /** `positions`, when the output has exactly the input's keys (none dropped). */
   readonly order: readonly number[] | undefined;
-  /**
-   * With `order`: the runs of consecutive input members in output order, as pairs of the first
-   * and last member's input position; empty when the output order is the input's.
-   */
-  readonly runs: readonly number[] | undefined;
   template?: Record<string, unknown>;
 }
 
@@ -162,27 +153,6 @@ function fill(shape: Shape, template: Record<string, unknown>, record: Record<st
 }
 
 /**
- * An element whose text is exactly its JSON (source-json.ts) and whose values the schema keeps
- * as they are (no transform changes one) is handed on itself, in the order the API sent it: no
- * copy in zod's order (~205 KB per page of 50 loads, and the copying). Its JSON as the engine and
- * the mapper use it (content hash, `_raw`) stays what the copy's was: the text's members in zod's
- * order (reorderedJson). So `_raw` and the hash of a version are the same whichever way it was
- * read (a large page, a small one, a load read by reference), and hashes in state stay valid.
- */
-function keptAsSent(shape: Shape, record: Record<string, unknown>, fields: readonly KnownField[], keys: readonly string[]): boolean {
-  const source = sourceJsonOf(record);
-  if (!source || source.starts.length !== shape.inputKeys.length) return false;
-  for (let i = 0; i < keys.length; i++) {
-    const output = fields[i]!.output;
-    if (!output) continue;
-    const value = record[keys[i]!];
-    if ((value !== undefined || keys[i]! in record) && output(value) !== value) return false;
-  }
-  knownRecordJson(record, shape.runs!.length > 0 ? reorderedJson(source, shape.order!) : source.text);
-  return true;
-}
-
-/**
  * When the output holds every member of the input unchanged (a transform that changed nothing,
  * like String of a string), only in another order, its JSON is cut from the response text the
  * input was parsed from, if that text is its JSON (source-json.ts): not serialised again.
@@ -221,11 +191,5 @@ function outputShape(
   const outputKeys = [...keys.filter((key) => key in record), ...inputKeys.filter((key) => !declared.has(key) && key !== '__proto__')];
   const positions = outputKeys.map((key) => inputKeys.indexOf(key));
   const order = outputKeys.length === inputKeys.length ? positions : undefined;
-  return { inputKeys, outputKeys, outputs: outputKeys.map((key) => outputOf.get(key)), positions, order, runs: order && runsOf(order) };
-}
-
-/** Consecutive runs of `order` as [first, last] pairs; none when it is 0, 1, 2, … (nothing moves). */
-function runsOf(order: readonly number[]): number[] {
-  const runs = memberRuns(order);
-  return runs.length === 2 && runs[0] === 0 ? [] : runs;
+  return { inputKeys, outputKeys, outputs: outputKeys.map((key) => outputOf.get(key)), positions, order };
 }

@@ -1,7 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
 import { backoffCeiling } from '../../util/backoff.js';
 import { chunks } from '../../util/chunks.js';
-import { recordJson } from '../../util/record-json.js';
 import type { QuarantineKind, QuarantineTable, StateTables } from '../tables.js';
 import { StatementTexts } from './statement-texts.js';
 
@@ -120,8 +119,7 @@ export class QuarantineStore {
       const attempts = before && before.hash === refusal.hash ? before.attempts + 1 : 1;
       const values = {
         reason: refusal.reason,
-        // The record's JSON as the sinks got it (the same member order, record-json.ts).
-        raw: refusal.raw !== null && typeof refusal.raw === 'object' && !Array.isArray(refusal.raw) ? recordJson(refusal.raw) : (JSON.stringify(refusal.raw) ?? 'null'),
+        raw: JSON.stringify(refusal.raw) ?? 'null',
         content_hash: refusal.hash,
         batch_id: refusal.batchId,
         attempts,
