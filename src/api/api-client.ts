@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import { isAbortError, sleep, throwIfAborted } from '../util/abort.js';
 import type { Logger } from '../util/logger.js';
 import { registerSecret } from '../util/secrets.js';
+import { inApiOrder } from './api-order.js';
 import type { ApiClientEvents, ApiClientStats } from './client-events.js';
 import {
   ApiAuthError,
@@ -388,7 +389,8 @@ export class ApiClient {
       const where = first ? `data${first.path.length ? '.' + first.path.join('.') : ''}` : 'data';
       throw new ApiResponseError(endpoint, status, `${where}: ${first?.message ?? 'invalid'}`, false);
     }
-    return { data: data.data, envelope: envelope.data, status };
+    // A record read by reference comes in the API's member order, as list elements do (api-order.ts).
+    return { data: inApiOrder(data.data, (json.value as { data: unknown }).data), envelope: envelope.data, status };
   }
 }
 

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { throwIfAborted } from '../util/abort.js';
 import { FreightSyncError } from '../util/errors.js';
 import type { SuccessEnvelope } from './schemas/envelope.js';
+import { inApiOrder } from './api-order.js';
 import { fastObjectParser } from './schemas/fast-object.js';
 
 /** An element of a list answer that failed its resource schema; reported, never silently dropped. */
@@ -29,17 +30,18 @@ export const listDataSchema = z.array(z.unknown());
 export function partitionItems<T>(items: unknown[], schema: z.ZodType<T>): { items: T[]; rejected: RejectedItem[] } {
   const valid: T[] = [];
   const rejected: RejectedItem[] = [];
-  // Elements the fast path accepts come out exactly as zod makes them; the rest go through zod.
+  // Elements the fast path accepts come out as zod makes them (or as sent); the rest go through
+  // zod. Either way they are handed on in the API's member order (api-order.ts).
   const fast = fastObjectParser(schema);
   items.forEach((raw, index) => {
     const quick = fast?.(raw);
     if (quick !== undefined) {
-      valid.push(quick as T);
+      valid.push(inApiOrder(quick as T, raw));
       return;
     }
     const parsed = schema.safeParse(raw);
     if (parsed.success) {
-      valid.push(parsed.data);
+      valid.push(inApiOrder(parsed.data, raw));
     } else {
       const issue = parsed.error.issues[0];
       const path = issue?.path.length ? issue.path.join('.') : '(record)';

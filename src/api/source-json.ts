@@ -57,17 +57,9 @@ export function sourceJsonOf(value: object): SourceJson | undefined {
   return sources.get(value);
 }
 
-/**
- * The JSON of an object with the same members as the source's object (same values, each member's
- * key and value unchanged) in another order: `order[i]` is the source position of output member i.
- * Consecutive source members are cut as one piece.
- */
-export function reorderedJson(source: SourceJson, order: readonly number[]): string {
-  const { text, starts } = source;
-  const count = starts.length;
-  // Member i spans starts[i] up to the comma before the next member (or the closing brace).
-  const endOf = (i: number): number => (i + 1 < count ? starts[i + 1]! - 1 : text.length - 1);
-  let out = '{';
+/** The runs of consecutive source members in `order`, as pairs of the first and last member's source position. */
+export function memberRuns(order: readonly number[]): number[] {
+  const runs: number[] = [];
   for (let i = 0; i < order.length; ) {
     const first = order[i]!;
     let last = first;
@@ -76,10 +68,22 @@ export function reorderedJson(source: SourceJson, order: readonly number[]): str
       last += 1;
       i += 1;
     }
-    if (out.length > 1) out += ',';
-    out += text.slice(starts[first]!, endOf(last));
+    runs.push(first, last);
   }
-  return `${out}}`;
+  return runs;
+}
+
+/** Start and end offsets in the source text of each run of members (a member ends at the comma before the next). */
+export function memberPieces(source: SourceJson, runs: readonly number[]): number[] {
+  const { text, starts } = source;
+  const count = starts.length;
+  const pieces = new Array<number>(runs.length);
+  for (let r = 0; r < runs.length; r += 2) {
+    const last = runs[r + 1]!;
+    pieces[r] = starts[runs[r]!]!;
+    pieces[r + 1] = last + 1 < count ? starts[last + 1]! - 1 : text.length - 1;
+  }
+  return pieces;
 }
 
 const QUOTE = 0x22;

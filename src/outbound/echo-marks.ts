@@ -1,4 +1,5 @@
 import type { OutboxStore } from '../state/stores/outbox-store.js';
+import { withMember } from '../util/record-json.js';
 
 /** Added to pulled loads this daemon created or changed (docs/outbound.md "Echo marking"). */
 export interface EchoMark {
@@ -38,6 +39,7 @@ export async function markEchoes<T extends Record<string, unknown>>(outbox: Pick
   }
   return records.map((record) => {
     const mark = typeof record['reference_number'] === 'string' ? byRef.get(record['reference_number']) : undefined;
-    return mark ? { ...record, [ECHO_FIELD]: mark } : record;
+    // A copy whose content hash covers the load as before, plus the mark (record-json.ts).
+    return mark ? withMember(record, ECHO_FIELD, mark) : record;
   });
 }

@@ -1,17 +1,24 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { parseJsonBody } from '../../src/api/json-body.js';
 import { partitionItems } from '../../src/api/paging.js';
-import crypto from 'node:crypto';
 import type { z } from 'zod';
 import { fastObjectParser } from '../../src/api/schemas/fast-object.js';
 import * as resources from '../../src/api/schemas/resources.js';
 import { loadSchema } from '../../src/api/schemas/resources.js';
 import { Prng } from '../../src/simulator/prng.js';
 import { contentHash } from '../../src/sync/content-hash.js';
-import { recordJson } from '../../src/util/record-json.js';
+import crypto from 'node:crypto';
+import { recordJson, withMember } from '../../src/util/record-json.js';
 import { fixture } from '../helpers/records.js';
 
 const stringify = JSON.stringify;
+
+/**
+ * The content hash as earlier releases computed it, over zod's output of the element (declared
+ * fields first): state databases hold these, and a load read by reference (zod) must hash alike.
+ */
+const zodOrderHash = (elementText: string, extra?: Record<string, unknown>) =>
+  crypto.createHash('sha1').update(`upsert\u0000${stringify({ ...loadSchema.parse(JSON.parse(elementText)), ...extra })}`).digest('base64url');
 
 /** A list page holding these element texts, large enough to be parsed piecewise. */
 function pageOf(elements: readonly string[]): Buffer {
@@ -121,8 +128,36 @@ describe('a record\'s JSON cut from the response text', () => {
     const { texts, serialised } = jsonOf(records);
     expect(serialised).toBe(0);
     texts.forEach((text, i) => expect(text).toBe(stringify(records[i])));
-    // The content hash reads the same text.
-    expect(contentHash('upsert', records[0])).toBe(contentHash('upsert', JSON.parse(stringify(records[0])) as unknown));
+    // Each record is the element as sent (its members in the page's order), and its `_raw` the
+    // element's text; its content hash covers zod's order, as in earlier releases.
+    records.forEach((record, i) => {
+      expect(Object.keys(record)).toEqual(Object.keys(loads[i]!));
+      expect(recordJson(record)).toBe(stringify(loads[i]));
+      expect(contentHash('upsert', record)).toBe(zodOrderHash(stringify(loads[i])));
+    });
+    // The declared fields are not first in these texts: the two orders differ.
+    expect(Object.keys(records[0]!)).not.toEqual(Object.keys(loadSchema.parse(loads[0])));
+  });
+
+  it('a copy with a member more (the echo mark) hashes as the copy of zod\'s output did', () => {
+    const prng = new Prng(8);
+    const loads = Array.from({ length: 5 }, (_, i) => randomLoad(prng, fixture('load-main'), i, false));
+    const records = recordsOf(pageOf(loads.map((load) => stringify(load))));
+    const mark = { origin: 'freight-sync', outboxId: 7, erpKey: 'E1', kind: 'update', pushedAt: null, note: 'say "hi" é' };
+    records.forEach((record, i) => {
+      const marked = withMember(record, '_freightSync', mark);
+      expect(contentHash('upsert', marked)).toBe(zodOrderHash(stringify(loads[i]), { _freightSync: mark }));
+      expect(recordJson(marked)).toBe(stringify({ ...loads[i], _freightSync: mark }));
+      // Twice (sub-customer invoices marked after an echo): both members at the end.
+      const twice = withMember(marked, 'second', [1, 'two']);
+      expect(contentHash('upsert', twice)).toBe(zodOrderHash(stringify(loads[i]), { _freightSync: mark, second: [1, 'two'] }));
+      // A member the record has already keeps its place, in zod's order too; one left out of JSON is left out.
+      const replaced = withMember(record, 'status', 'X');
+      expect(contentHash('upsert', replaced)).toBe(zodOrderHash(stringify(loads[i]), { status: 'X' }));
+      expect(recordJson(replaced)).toBe(stringify({ ...loads[i], status: 'X' }));
+      const unset = withMember(marked, 'status', undefined);
+      expect(contentHash('upsert', unset)).toBe(zodOrderHash(stringify(loads[i]), { _freightSync: mark, status: undefined }));
+    });
   });
 
   it('text in other forms (whitespace, escapes, number spellings, keys given twice, digit keys): the same JSON as JSON.stringify, over random pages', () => {
@@ -133,9 +168,12 @@ describe('a record\'s JSON cut from the response text', () => {
     for (let round = 0; round < 60; round++) {
       const odds = prng.pick([0, 0.002, 0.01, 0.05]);
       const loads = Array.from({ length: 20 }, (_, i) => randomLoad(prng, bases[i % 2]!, i));
-      const records = recordsOf(pageOf(loads.map((load) => writeJson(prng, load, odds))));
+      const elements = loads.map((load) => writeJson(prng, load, odds));
+      const records = recordsOf(pageOf(elements));
       const { texts, serialised } = jsonOf(records);
       texts.forEach((text, i) => expect(text).toBe(stringify(records[i])));
+      // Whichever way a record went (handed on as sent, or a copy in zod's order), the hash is zod's.
+      records.forEach((record, i) => expect(contentHash('upsert', record)).toBe(zodOrderHash(elements[i]!)));
       cut += records.length - serialised;
       serialisedAgain += serialised;
     }
@@ -177,30 +215,41 @@ describe('a record\'s JSON cut from the response text', () => {
   });
 });
 
-describe('every resource schema with a fast path: `_raw` and the content hash are those of zod\'s output', () => {
+describe('every resource schema with a fast path: the content hash is that of zod\'s output', () => {
   const schemas = (Object.entries(resources) as [string, unknown][]).filter(
     (entry): entry is [string, z.ZodType] => typeof entry[1] === 'object' && entry[1] !== null && 'safeParse' in entry[1] && fastObjectParser(entry[1] as z.ZodType) !== undefined,
   );
 
-  it('over random pages, elements cut from the text and elements serialised again', () => {
+  it('over random pages, for elements kept as sent and elements copied', () => {
     const prng = new Prng(21);
     const bases = [fixture('load-main'), fixture('load-brokerage')];
     expect(schemas.length).toBeGreaterThan(3);
     for (const [name, schema] of schemas) {
+      let keptAsSent = 0;
+      let copied = 0;
       for (let round = 0; round < 4; round++) {
         const loads = Array.from({ length: 20 }, (_, i) => randomLoad(prng, bases[i % 2]!, i, false));
-        // Every fifth element is written with whitespace: not its JSON, so it is serialised again.
+        // Every fifth element is written with whitespace: not its JSON, so it is copied in zod's order.
         const elements = loads.map((load, i) => (i % 5 === 0 ? JSON.stringify(load, null, 1) : stringify(load)));
         const parsed = parseJsonBody(pageOf(elements));
         if (!parsed.ok) throw new Error(parsed.reason);
-        const { items, rejected } = partitionItems((parsed.value as { data: unknown[] }).data, schema);
+        const data = [...(parsed.value as { data: unknown[] }).data];
+        const { items, rejected } = partitionItems(data, schema);
         expect(rejected, name).toEqual([]);
         items.forEach((item, i) => {
+          const record = item as Record<string, unknown>;
           const zodOutput = schema.parse(JSON.parse(elements[i]!));
-          expect(recordJson(item as object), name).toBe(stringify(zodOutput));
-          expect(contentHash('upsert', item), name).toBe(crypto.createHash('sha1').update(`upsert\u0000${stringify(zodOutput)}`).digest('base64url'));
+          expect(contentHash('upsert', record), name).toBe(crypto.createHash('sha1').update(`upsert\u0000${stringify(zodOutput)}`).digest('base64url'));
+          expect(record, name).toEqual(zodOutput);
+          // Kept as sent: the parsed element itself, in the page's order.
+          if (record === data[i]) {
+            keptAsSent += 1;
+            expect(Object.keys(record), name).toEqual(Object.keys(loads[i]!));
+          } else copied += 1;
         });
       }
+      expect(keptAsSent, name).toBeGreaterThan(40);
+      expect(copied, name).toBeGreaterThan(10);
     }
   });
 });

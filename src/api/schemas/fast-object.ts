@@ -1,6 +1,6 @@
 import type { z } from 'zod';
-import { knownRecordJson } from '../../util/record-json.js';
-import { reorderedJson, sourceJsonOf } from '../source-json.js';
+import { knownContentJson, knownRecordJson } from '../../util/record-json.js';
+import { memberPieces, memberRuns, sourceJsonOf } from '../source-json.js';
 import { identifier, optionalBoolean, optionalDate, optionalNumber, optionalString, requiredString } from './common.js';
 
 /** A field type the fast path knows: its check, and what zod's output makes of a valid value. */
@@ -35,8 +35,12 @@ const compiled = new WeakMap<z.ZodType, FastParse | null>();
  * list pages (zod's generic object parse of 50 loads was ~0.8 ms per page). It returns exactly
  * zod's output for a valid element — the declared keys present, in declaration order, then every
  * other key in input order (`__proto__` left out), transforms applied — which matters: the content
- * hash and `_raw` are that object's JSON. For anything it does not accept it returns undefined and
- * zod parses the element (and names the problem). test/unit/api-fast-object.test.ts compares both.
+ * hash covers that object's JSON. One exception: an element of a large page whose text is its
+ * JSON and whose values zod would keep is returned itself, in the API's order, with its content
+ * hash still over zod's order (keptAsSent). Callers hand outputs on in the API's order
+ * (src/api/api-order.ts). For anything it does not accept it returns undefined and zod parses the
+ * element (and names the problem). test/unit/api-fast-object.test.ts compares both;
+ * test/unit/api-source-json.test.ts the elements kept as sent.
  */
 export function fastObjectParser(schema: z.ZodType): FastParse | undefined {
   let parse = compiled.get(schema);
@@ -89,9 +93,8 @@ function compile(schema: z.ZodType): FastParse | undefined {
       for (const key in record) inputKeys.push(key);
       return outputShape(keys, declared, outputOf, record, inputKeys);
     });
-    const out = shape.template ? fill(shape, shape.template, record) : build(record);
-    carryJson(shape, record, out);
-    return out;
+    if (shape.runs && keptAsSent(shape, record, fields, keys)) return record;
+    return shape.template ? fill(shape, shape.template, record) : build(record);
   };
 }
 
@@ -110,6 +113,11 @@ interface Shape {
   readonly positions: readonly number[];
   /** `positions`, when the output has exactly the input's keys (none dropped). */
   readonly order: readonly number[] | undefined;
+  /**
+   * With `order`: the runs of consecutive input members in output order, as pairs of the first
+   * and last member's input position; empty when the output order is the input's.
+   */
+  readonly runs: readonly number[] | undefined;
   template?: Record<string, unknown>;
 }
 
@@ -153,17 +161,26 @@ function fill(shape: Shape, template: Record<string, unknown>, record: Record<st
 }
 
 /**
- * When the output holds every member of the input unchanged (a transform that changed nothing,
- * like String of a string), only in another order, its JSON is cut from the response text the
- * input was parsed from, if that text is its JSON (source-json.ts): not serialised again.
+ * An element whose text is exactly its JSON (source-json.ts) and whose values the schema keeps
+ * as they are (no transform changes one) is handed on itself, in the order the API sent it, as
+ * every record is (src/api/api-order.ts): no copy, and its `_raw` is the response text — a copy in
+ * zod's order, and its JSON cut and joined from that text, were ~1 ms of each 50-load page. Its
+ * content hash still covers zod's order (the pieces of the text in that order, record-json.ts
+ * ContentPieces): the same hash as zod's output of the same element has (an element of a small
+ * page, a load read by reference), so state written by earlier releases stays valid.
  */
-function carryJson(shape: Shape, record: Record<string, unknown>, out: Record<string, unknown>): void {
-  const { order, outputKeys, outputs } = shape;
-  if (!order) return;
+function keptAsSent(shape: Shape, record: Record<string, unknown>, fields: readonly KnownField[], keys: readonly string[]): boolean {
   const source = sourceJsonOf(record);
-  if (!source || source.starts.length !== order.length) return;
-  for (let i = 0; i < outputKeys.length; i++) if (outputs[i] && out[outputKeys[i]!] !== record[outputKeys[i]!]) return;
-  knownRecordJson(out, reorderedJson(source, order));
+  if (!source || source.starts.length !== shape.inputKeys.length) return false;
+  for (let i = 0; i < keys.length; i++) {
+    const output = fields[i]!.output;
+    if (!output) continue;
+    const value = record[keys[i]!];
+    if ((value !== undefined || keys[i]! in record) && output(value) !== value) return false;
+  }
+  knownRecordJson(record, source.text);
+  if (shape.runs!.length > 0) knownContentJson(record, { text: source.text, pieces: memberPieces(source, shape.runs!) });
+  return true;
 }
 
 /**
@@ -191,5 +208,11 @@ function outputShape(
   const outputKeys = [...keys.filter((key) => key in record), ...inputKeys.filter((key) => !declared.has(key) && key !== '__proto__')];
   const positions = outputKeys.map((key) => inputKeys.indexOf(key));
   const order = outputKeys.length === inputKeys.length ? positions : undefined;
-  return { inputKeys, outputKeys, outputs: outputKeys.map((key) => outputOf.get(key)), positions, order };
+  return { inputKeys, outputKeys, outputs: outputKeys.map((key) => outputOf.get(key)), positions, order, runs: order && runsOf(order) };
+}
+
+/** Consecutive runs of `order` as [first, last] pairs; none when it is 0, 1, 2, … (nothing moves). */
+function runsOf(order: readonly number[]): number[] {
+  const runs = memberRuns(order);
+  return runs.length === 2 && runs[0] === 0 ? [] : runs;
 }

@@ -2,6 +2,7 @@ import type { InvoiceFacts, InvoiceKind } from '../../state/stores/sync-side-sto
 import type { RawRecord } from '../stream-definition.js';
 import { requireKey } from '../streams/common.js';
 import { REMOVED_MARKER } from './snapshot.js';
+import { withMember } from '../../util/record-json.js';
 
 /**
  * Which invoice a record is, across kinds (spec §4.2). A sub-customer invoice is another charge
@@ -20,7 +21,8 @@ export const INVOICE_MARK_FIELD = '_freightSync';
 
 export function markSubCustomer(record: RawRecord): RawRecord {
   const mark = (record[INVOICE_MARK_FIELD] ?? {}) as Record<string, unknown>;
-  return { ...record, [INVOICE_MARK_FIELD]: { ...mark, invoiceKind: 'subCustomer' } };
+  // A copy whose content hash covers the invoice as before, plus the mark (record-json.ts).
+  return withMember(record, INVOICE_MARK_FIELD, { ...mark, invoiceKind: 'subCustomer' });
 }
 
 function entriesOf(record: RawRecord): Array<Record<string, unknown>> {
