@@ -29,8 +29,8 @@ export interface ElementForm {
   canonical: boolean;
   /** Bytes minus UTF-16 units so far: a character of 2 or 3 bytes is one unit, of 4 bytes two. */
   shift: number;
-  /** Byte offset minus `shift` of each top-level member's opening quote. */
-  readonly starts: number[];
+  /** Byte offset minus `shift` of each top-level member's opening quote (set when the element's scan ends). */
+  starts: number[];
 }
 
 export const newElementForm = (): ElementForm => ({ canonical: true, shift: 0, starts: [] });
@@ -45,11 +45,19 @@ export function noteSourceJson(value: unknown, text: string, form: ElementForm, 
   // Offsets in the text are right only if the bytes decode without replacement characters.
   if (form.shift !== 0 && !isUtf8(bytes.subarray(from, to))) return;
   // JSON.parse keeps the last of duplicate keys (at the first one's place): fewer keys than
-  // members. The scan compared the keys of nested objects; the element's own are counted here.
-  if (form.starts.length !== Object.keys(value).length) return;
+  // members. The scan compared the keys of nested objects; the element's own are counted here
+  // (as for…in lists them: no array of a load's ~100 keys made per element).
+  if (form.starts.length !== ownKeyCount(value)) return;
   const starts = form.starts;
   for (let i = 0; i < starts.length; i++) starts[i]! -= from;
   sources.set(value, { text, starts });
+}
+
+/** The keys `for…in` lists for `value` (its own, for anything JSON.parse made). */
+function ownKeyCount(value: object): number {
+  let count = 0;
+  for (const _key in value) count += 1;
+  return count;
 }
 
 /** The text `value` was parsed from, when it is exactly its JSON (see noteSourceJson). */
