@@ -97,6 +97,13 @@ export interface WebhookInboxTable {
   next_attempt_at: string;
   last_error: string | null;
   processed_at: string | null;
+  /**
+   * Times the row was armed again by a later event with the same key (migration 0016): the
+   * processor settles a row only while this is what it took (see WebhookInboxStore.accept).
+   */
+  arm_count: Generated<number>;
+  /** Receipt (server clock) of the latest event that armed the row (migration 0016); null: `received_at`. */
+  armed_at: string | null;
 }
 
 export interface InvoiceIndexTable {

@@ -427,8 +427,9 @@ export class WebhookProcessor {
   private async settle(rows: InboxRow[], items: Item[], errors: Map<number, string>): Promise<void> {
     const now = this.deps.client.clock.now();
     const family = new Map(items.map((i) => [i.row.id, i.event.family]));
-    const done = rows.filter((r) => !errors.has(r.id));
-    await this.inbox.markDone(done.map((r) => r.id), now.toISOString());
+    // A row armed again while its refresh was in flight stays pending: the next batch refreshes it.
+    const settled = new Set(await this.inbox.markDone(rows.filter((r) => !errors.has(r.id)), now.toISOString()));
+    const done = rows.filter((r) => settled.has(r.id));
     for (const row of done) {
       this.deps.metrics.webhookEventsProcessed.inc({ family: family.get(row.id) ?? 'unknown', outcome: 'done' });
       // Only deliveries measure the webhook path; log rows were waiting for a restart.

@@ -95,6 +95,8 @@ export function createReceiver(options: ReceiverOptions): RouteHandler {
     metrics.webhooksAccepted.inc({ outcome });
     sendJson(res, 200, { ok: true, outcome });
     logger.debug({ eventType: event.eventType, reference: event.referenceNumber, outcome }, 'webhook accepted');
-    if (outcome !== 'duplicate') options.onStored(receivedAt);
+    // A duplicate may have armed a pending row again whose refresh is in flight: the processor
+    // then takes it again once that batch settles, rather than at its next idle poll.
+    options.onStored(receivedAt);
   };
 }

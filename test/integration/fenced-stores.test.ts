@@ -58,7 +58,7 @@ describe('stores fenced by an account lease', () => {
     await loseLease();
     // Any replica receives, lease or not.
     expect(await fenced.webhookInbox.accept(entry('event:2'), 60_000)).toBe('stored');
-    await expect(fenced.webhookInbox.markDone([row!.id], new Date().toISOString())).rejects.toBeInstanceOf(LeaseLostError);
+    await expect(fenced.webhookInbox.markDone([row!], new Date().toISOString())).rejects.toBeInstanceOf(LeaseLostError);
     await expect(fenced.webhookInbox.markFailed(row!, 'boom', new Date().toISOString(), 1)).rejects.toBeInstanceOf(LeaseLostError);
     await expect(fenced.webhookInbox.rearm([row!.id], new Date().toISOString())).rejects.toBeInstanceOf(LeaseLostError);
     expect((await plain.webhookInbox.byIds([row!.id]))[0]).toMatchObject({ state: 'pending', attempts: 0 });

@@ -112,7 +112,7 @@ describe('webhook events in the one quarantine', () => {
     ]);
     await inbox.rearm([row!.id], '2024-06-03T00:00:00.000Z');
     expect((await inbox.byIds([row!.id]))[0]).toMatchObject({ state: 'pending', attempts: 0 });
-    await inbox.markDone([row!.id], '2024-06-03T00:00:01.000Z');
+    await inbox.markDone([row!], '2024-06-03T00:00:01.000Z');
     expect(await stores.quarantine.list()).toEqual([]);
   });
 });

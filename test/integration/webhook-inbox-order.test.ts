@@ -32,7 +32,7 @@ describe.each(await stateDialects())('the webhook inbox hands out work per load,
     expect(new Set(batch.map((r) => r.reference_number))).toEqual(new Set(['A', 'B']));
     expect(batch).toHaveLength(100);
     expect(batch.map((r) => r.id)).toEqual([...batch.map((r) => r.id)].sort((a, b) => a - b));
-    await inbox.markDone(batch.map((r) => r.id), NOW);
+    await inbox.markDone(batch, NOW);
     // A new event for A now waits behind C, which has waited longer: no load is overtaken.
     await inbox.accept(entry('A', at(200)), 60_000);
     expect([...new Set((await inbox.due(1, NOW)).map((r) => r.reference_number))]).toEqual(['C']);
@@ -71,7 +71,7 @@ describe.each(await stateDialects())('the webhook inbox hands out work per load,
     // A's load events, not its document event, and nothing once they are done.
     const a = await inbox.pendingFor('A', ['load']);
     expect(a.map((r) => r.received_at)).toEqual([at(1), at(4)]);
-    await inbox.markDone(a.map((r) => r.id), NOW);
+    await inbox.markDone(a, NOW);
     expect(await inbox.pendingFor('A', ['load'])).toEqual([]);
     expect((await inbox.pendingFor('A', ['load', 'document'])).map((r) => r.family)).toEqual(['document']);
   });
@@ -111,5 +111,74 @@ describe.each(await stateDialects())('the webhook inbox stores a group of delive
       // Each event stored exactly once between the two.
       for (let i = 0; i < group.length; i++) expect([a![i], b![group.length - 1 - i]].sort()).toEqual(['duplicate', 'stored']);
     }
+  });
+});
+
+/**
+ * A load event has no event id: its key is a digest of its body, which names a body, not an event.
+ * A later change that looks the same must not be dropped (test/integration/webhook-processor-wakeup.test.ts
+ * runs the same end to end with the processor).
+ */
+describe.each(await stateDialects())('the webhook inbox keeps a repeated body that may be a new change (%s)', (dialect) => {
+  it('arms a pending row again, so settling what was taken before leaves it pending; re-arms a processed one', async () => {
+    const handle = await freshStateOn(dialect);
+    disposable.push(handle);
+    const inbox = createStores(handle.db).webhookInbox;
+    const first = { ...entry('A', at(0)), key: 'body:aa' };
+    expect(await inbox.accept(first, 3_600_000)).toBe('stored');
+    const [taken] = await inbox.due(1, NOW);
+    expect(taken!.arm_count).toBe(0);
+    // The same body while that row's refresh is in flight: no new row, the row armed again.
+    expect(await inbox.accept({ ...first, receivedAt: at(1) }, 3_600_000)).toBe('duplicate');
+    expect(await inbox.markDone([taken!], NOW)).toEqual([]);
+    const [again] = await inbox.due(1, NOW);
+    // Its place in the queue is kept (received_at); armed_at says when it was last armed.
+    expect(again).toMatchObject({ id: taken!.id, state: 'pending', arm_count: 1, received_at: at(0), armed_at: at(1) });
+    // A failed attempt of the stale take does not count either.
+    expect(await inbox.markFailed(taken!, 'HTTP 500', at(3600), 1)).toBe('pending');
+    expect((await inbox.byIds([taken!.id]))[0]).toMatchObject({ state: 'pending', attempts: 0, next_attempt_at: at(0) });
+    expect(await inbox.markDone([again!], NOW)).toEqual([taken!.id]);
+    // Processed; the same body a minute later, far inside the window: made pending again.
+    expect(await inbox.accept({ ...first, receivedAt: at(60) }, 3_600_000)).toBe('rearmed');
+    expect((await inbox.byIds([taken!.id]))[0]).toMatchObject({ state: 'pending', received_at: at(60), next_attempt_at: at(60), attempts: 0, processed_at: null });
+  });
+
+  it('drops an event-log entry that happened before the row was received (its refresh covers it), not one that happened after', async () => {
+    const handle = await freshStateOn(dialect);
+    disposable.push(handle);
+    const inbox = createStores(handle.db).webhookInbox;
+    const delivered = { ...entry('A', at(10)), key: 'body:bb' };
+    await inbox.accept(delivered, 3_600_000);
+    // The catch-up's echo of that delivery: the event happened before it was received.
+    const echo = { ...delivered, source: 'log' as const, occurredAt: at(9), receivedAt: at(500) };
+    expect(await inbox.accept(echo, 3_600_000)).toBe('duplicate');
+    expect((await inbox.byIds([1]))[0]!.arm_count).toBe(0);
+    const [row] = await inbox.due(1, NOW);
+    await inbox.markDone([row!], NOW);
+    expect(await inbox.accept(echo, 3_600_000)).toBe('duplicate');
+    // The client's estimate of the server clock may trail the log's times by up to a second or two.
+    expect(await inbox.accept({ ...echo, occurredAt: at(11) }, 3_600_000)).toBe('duplicate');
+    // A logged event with the same body that happened after the receipt: a newer change.
+    expect(await inbox.accept({ ...echo, occurredAt: at(20) }, 3_600_000)).toBe('rearmed');
+    expect((await inbox.byIds([row!.id]))[0]).toMatchObject({ state: 'pending', occurred_at: at(20), received_at: at(500), armed_at: at(500) });
+    // A delivery of the same body arms the pending row again at its receipt; the log's entry for
+    // that event, read later, is then covered.
+    expect(await inbox.accept({ ...delivered, receivedAt: at(900) }, 3_600_000)).toBe('duplicate');
+    expect(await inbox.accept({ ...echo, occurredAt: at(899), receivedAt: at(1000) }, 3_600_000)).toBe('duplicate');
+    expect((await inbox.byIds([row!.id]))[0]).toMatchObject({ arm_count: 2, armed_at: at(900), received_at: at(500) });
+  });
+
+  it('an event id is one event: a repeat within the window is dropped, processed or not', async () => {
+    const handle = await freshStateOn(dialect);
+    disposable.push(handle);
+    const inbox = createStores(handle.db).webhookInbox;
+    const logged = { ...entry('A', at(0)), key: 'event:77' };
+    await inbox.accept(logged, 3_600_000);
+    expect(await inbox.accept({ ...logged, receivedAt: at(1) }, 3_600_000)).toBe('duplicate');
+    const [row] = await inbox.due(1, NOW);
+    expect(row!.arm_count).toBe(0);
+    expect(await inbox.markDone([row!], NOW)).toEqual([row!.id]);
+    expect(await inbox.accept({ ...logged, receivedAt: at(60) }, 3_600_000)).toBe('duplicate');
+    expect(await inbox.accept({ ...logged, receivedAt: at(7200) }, 3_600_000)).toBe('rearmed');
   });
 });

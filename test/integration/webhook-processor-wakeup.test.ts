@@ -122,6 +122,51 @@ describe('the webhook processor wakes on committed events', () => {
     });
   });
 
+  it('refreshes again when a change with the same body arrives while the refresh of the first is in flight', { timeout: 60_000 }, async () => {
+    await withGatedProcessor(async ({ loads, commit, held, open, states, dir, app }) => {
+      const [a] = loads as [Record<string, unknown>];
+      const ref = String(a.reference_number);
+      // A load event carries no event id: its key is a digest of its body, and a later change that
+      // looks the same (a note set to the same text again) arrives with the same key.
+      const event = { ...loadEvent(a, 1), key: `body:same-${ref}` };
+      const before = loadGets(sim!);
+      await commit(event);
+      // The refresh has read the load (its GET is made) and its delivery is held.
+      await held('loads');
+      expect(loadGets(sim!) - before).toBe(1);
+      // The load changes after that read, and the change is announced with the same body.
+      const changed = sim!.updateLoadLate(ref, { officeNote: `changed after the read ${Date.now()}` }, 0);
+      expect(await app.stores.webhookInbox.accept({ ...event, receivedAt: new Date().toISOString() }, 3_600_000)).toBe('duplicate');
+      open();
+      // The first refresh settles without marking the row done (it was armed again meanwhile);
+      // the next batch refreshes the load again and the sink gets the change.
+      await until(async () => (await states())[event.key] === 'done/1' && loadGets(sim!) - before === 2, 'the load refreshed a second time');
+      const rows = readCsvRows(path.join(dir, 'out'), 'loads').filter((r) => r.reference_number === ref);
+      expect(rows.map((r) => r.updated_at)).toContain(String(changed.updatedAt));
+    });
+  });
+
+  it('refreshes again when a change with the same body as an event already processed arrives within the dedupe window', { timeout: 60_000 }, async () => {
+    await withGatedProcessor(async ({ loads, commit, open, states, dir, app, processor }) => {
+      open();
+      const [a] = loads as [Record<string, unknown>];
+      const ref = String(a.reference_number);
+      const event = { ...loadEvent(a, 1), key: `body:again-${ref}` };
+      const before = loadGets(sim!);
+      await commit(event);
+      await until(async () => (await states())[event.key] === 'done/1', 'the first event processed');
+      const changed = sim!.updateLoadLate(ref, { officeNote: `changed again ${Date.now()}` }, 0);
+      // Seconds later, far inside the one-hour window: still a new change, refreshed again.
+      // Stamped and announced as the receiver does (server clock).
+      const receivedAt = app.client.clock.now();
+      expect(await app.stores.webhookInbox.accept({ ...event, receivedAt: receivedAt.toISOString() }, 3_600_000)).toBe('rearmed');
+      processor.stored(receivedAt);
+      await until(async () => loadGets(sim!) - before === 2 && (await states())[event.key] === 'done/1', 'the load refreshed again');
+      const rows = readCsvRows(path.join(dir, 'out'), 'loads').filter((r) => r.reference_number === ref);
+      expect(rows.map((r) => r.updated_at)).toContain(String(changed.updatedAt));
+    });
+  });
+
   it('takes an event it was told of at once, also when the server clock estimate moved back since its receipt', { timeout: 60_000 }, async () => {
     await withGatedProcessor(async ({ loads, open, states, app, processor }) => {
       open();

@@ -14,6 +14,7 @@ import { feedLoadSignature } from './0012-feed-load-signature.js';
 import { accountLeases } from './0013-account-leases.js';
 import { tokenReauth } from './0014-token-reauth.js';
 import { leaseHandOverRequests } from './0015-lease-hand-over-requests.js';
+import { webhookInboxArmCount } from './0016-webhook-inbox-arm-count.js';
 
 /**
  * Every migration, by name; names sort in the order they run. Listed in code rather than
@@ -36,6 +37,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0013-account-leases': accountLeases,
   '0014-token-reauth': tokenReauth,
   '0015-lease-hand-over-requests': leaseHandOverRequests,
+  '0016-webhook-inbox-arm-count': webhookInboxArmCount,
 };
 
 export class StaticMigrationProvider implements MigrationProvider {

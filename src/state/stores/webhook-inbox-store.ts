@@ -21,8 +21,16 @@ export interface InboxEntry {
   receivedAt: string;
 }
 
-/** `stored`: new; `duplicate`: seen within the dedupe window, dropped; `rearmed`: seen long ago, processed again. */
+/**
+ * `stored`: new. `duplicate`: no new row — a repeat of an event id within the dedupe window, an
+ * event a pending row's refresh covers (that row is armed again, in case its refresh is already in
+ * flight), or an event-log entry an earlier refresh covered. `rearmed`: a processed (or parked)
+ * row made pending again.
+ */
 export type AcceptOutcome = 'stored' | 'duplicate' | 'rearmed';
+
+/** A row as the processor took it: settled only while `arm_count` is still this (see `accept`). */
+export type TakenRow = Pick<InboxRow, 'id' | 'arm_count'>;
 
 /**
  * The durable webhook inbox (table `webhook_inbox`). The receiver's group commit (`acceptMany`, the
@@ -75,12 +83,12 @@ export class WebhookInboxStore {
           for (const row of rows) stored.add(row.event_key);
         }
         // The first entry of a key this statement inserted is stored; every other (a key already
-        // present, or the same key again in this group) takes the duplicate path.
-        const outcomes: AcceptOutcome[] = [];
-        for (const [index, entry] of entries.entries()) {
-          if (firsts.get(entry.key) === index && stored.has(entry.key)) outcomes.push('stored');
-          else outcomes.push(await acceptExisting(trx, entry, dedupeWindowMs));
-        }
+        // present, or the same key again in this group) takes the duplicate path — in key order,
+        // since it may update the row: two groups locking rows in one order cannot deadlock.
+        const outcomes: AcceptOutcome[] = entries.map((entry, index) => (firsts.get(entry.key) === index && stored.has(entry.key) ? 'stored' : 'duplicate'));
+        const existing = [...entries.keys()].filter((index) => outcomes[index] !== 'stored');
+        existing.sort((a, b) => (entries[a]!.key < entries[b]!.key ? -1 : entries[a]!.key > entries[b]!.key ? 1 : a - b));
+        for (const index of existing) outcomes[index] = await acceptExisting(trx, entries[index]!, dedupeWindowMs);
         return outcomes;
       }),
     );
@@ -140,20 +148,34 @@ export class WebhookInboxStore {
       .execute();
   }
 
-  /** Marks events processed; an event that was parked before (and retried) leaves the quarantine. */
-  async markDone(ids: readonly number[], now: string): Promise<void> {
-    if (ids.length === 0) return;
+  /**
+   * Marks events processed; an event that was parked before (and retried) leaves the quarantine.
+   * A row armed again since it was taken (its `arm_count` moved: the same body arrived while its
+   * refresh was in flight) stays pending for the next batch. Returns the ids marked done.
+   */
+  async markDone(rows: readonly TakenRow[], now: string): Promise<number[]> {
+    if (rows.length === 0) return [];
+    const byArmCount = new Map<number, number[]>();
+    for (const row of rows) byArmCount.set(row.arm_count, [...(byArmCount.get(row.arm_count) ?? []), row.id]);
+    const done: number[] = [];
     await this.atomically(async (trx) => {
+      done.length = 0;
       // A coalesced batch can settle thousands of rows: bounded statements, one transaction.
-      for (const part of chunks([...ids], IDS_PER_STATEMENT)) {
-        await trx
-          .updateTable('webhook_inbox')
-          .set((eb) => ({ state: 'done', processed_at: now, last_error: null, attempts: eb('attempts', '+', 1) }))
-          .where('id', 'in', part)
-          .execute();
+      for (const [armCount, ids] of byArmCount) {
+        for (const part of chunks(ids, IDS_PER_STATEMENT)) {
+          const updated = await trx
+            .updateTable('webhook_inbox')
+            .set((eb) => ({ state: 'done', processed_at: now, last_error: null, attempts: eb('attempts', '+', 1) }))
+            .where('id', 'in', part)
+            .where('arm_count', '=', armCount)
+            .returning('id')
+            .execute();
+          for (const row of updated) done.push(row.id);
+        }
       }
-      await new QuarantineStore(trx).resolveWebhookEvents(ids);
+      await new QuarantineStore(trx).resolveWebhookEvents(done);
     });
+    return done;
   }
 
   /**
@@ -162,11 +184,18 @@ export class WebhookInboxStore {
    */
   async markFailed(row: InboxRow, error: string, retryAt: string, maxAttempts: number): Promise<WebhookInboxState> {
     const attempts = row.attempts + 1;
-    const state: WebhookInboxState = attempts >= maxAttempts ? 'failed' : 'pending';
+    let state: WebhookInboxState = attempts >= maxAttempts ? 'failed' : 'pending';
     const lastError = error.slice(0, 2000);
     await this.atomically(async (trx) => {
-      await trx.updateTable('webhook_inbox').set({ attempts, state, last_error: lastError, next_attempt_at: retryAt }).where('id', '=', row.id).execute();
-      if (state === 'failed') {
+      const updated = await trx
+        .updateTable('webhook_inbox')
+        .set({ attempts, state, last_error: lastError, next_attempt_at: retryAt })
+        .where('id', '=', row.id)
+        .where('arm_count', '=', row.arm_count)
+        .executeTakeFirst();
+      // Armed again meanwhile: a new event for it arrived, it stays pending and due.
+      if (Number(updated.numUpdatedRows) === 0) state = 'pending';
+      else if (state === 'failed') {
         await new QuarantineStore(trx).recordWebhookFailure({ id: row.id, key: row.event_key, stream: webhookStream(row.family), reason: lastError, body: row.body, attempts });
       }
     });
@@ -274,6 +303,7 @@ function pendingRow(entry: InboxEntry) {
     source: entry.source,
     occurred_at: entry.occurredAt,
     received_at: entry.receivedAt,
+    armed_at: entry.receivedAt,
     state: 'pending' as const,
     next_attempt_at: entry.receivedAt,
     last_error: null,
@@ -291,18 +321,70 @@ async function acceptOne(trx: Kysely<StateTables>, entry: InboxEntry, dedupeWind
   return acceptExisting(trx, entry, dedupeWindowMs);
 }
 
-/** An entry whose key is already in the inbox: a duplicate within the window, else re-armed. */
+/** A key that is an event id (`event:<id>`): the same key is the same event. */
+const isEventIdKey = (key: string): boolean => key.startsWith('event:');
+
+/**
+ * How far an event-log time (the server's own) may be ahead of a receipt time (the client's
+ * estimate of the server's clock, a lower bound from one-second `Date` headers) for the same
+ * instant: within this, a logged event counts as before the receipt.
+ */
+const RECEIPT_CLOCK_SLACK_MS = 2_000;
+
+/**
+ * An entry whose key is already in the inbox.
+ *
+ * An event id names one event: within the dedupe window a repeat is the sender retrying (or the
+ * log echoing a delivery) and is dropped; much later it is processed again.
+ *
+ * A body digest (load events carry no event id) names a body, not an event: a later change that
+ * looks the same (a hold set, cleared and set again; a status set back) has the key of the first,
+ * and only a refresh that reads the load after it happened covers it:
+ * - an event-log entry that happened before the row was last armed is covered by the row's
+ *   refresh, which starts after that: dropped (the catch-up's echo of a delivery);
+ * - otherwise a pending row is armed again (`arm_count` + 1, `armed_at`): if its refresh is in
+ *   flight and read the load before this change, settling it finds the count moved and leaves it
+ *   pending, so the next batch refreshes again; if not, its coming refresh covers the change;
+ * - a processed (or parked) row is made pending again (`rearmed`): one more GET for a sender
+ *   retry of an event already processed, instead of a change kept out of the sink until the next
+ *   poll (the latency bench lost such a change for 4 s at 100 events/s; the dedupe window of one
+ *   hour allowed it for up to an hour).
+ */
 async function acceptExisting(trx: Kysely<StateTables>, entry: InboxEntry, dedupeWindowMs: number): Promise<AcceptOutcome> {
-  // Same key seen before. Within the window it is a sender retry (or the log echoing a delivery):
-  // drop it. Much later, an identical body is a new change that happens to look the same (a
-  // status set back to the same value): refresh again rather than miss it.
-  const existing = await trx.selectFrom('webhook_inbox').select(['state', 'received_at', 'occurred_at']).where('event_key', '=', entry.key).executeTakeFirstOrThrow();
-  const age = Date.parse(entry.occurredAt ?? entry.receivedAt) - Date.parse(existing.occurred_at ?? existing.received_at);
-  if (existing.state === 'pending' || age < dedupeWindowMs) return 'duplicate';
+  const existing = await trx.selectFrom('webhook_inbox').select(['state', 'received_at', 'occurred_at', 'armed_at']).where('event_key', '=', entry.key).executeTakeFirstOrThrow();
+  if (isEventIdKey(entry.key)) {
+    const age = Date.parse(entry.occurredAt ?? entry.receivedAt) - Date.parse(existing.occurred_at ?? existing.received_at);
+    if (existing.state === 'pending' || age < dedupeWindowMs) return 'duplicate';
+  } else {
+    const armedAt = existing.armed_at ?? existing.received_at;
+    if (entry.occurredAt !== null && Date.parse(entry.occurredAt) <= Date.parse(armedAt) + RECEIPT_CLOCK_SLACK_MS) return 'duplicate';
+    if (existing.state === 'pending') {
+      await trx
+        .updateTable('webhook_inbox')
+        .set((eb) => ({ arm_count: eb('arm_count', '+', 1), armed_at: later(armedAt, entry.receivedAt) }))
+        .where('event_key', '=', entry.key)
+        .where('state', '=', 'pending')
+        .execute();
+      return 'duplicate';
+    }
+  }
   await trx
     .updateTable('webhook_inbox')
-    .set({ state: 'pending', attempts: 0, received_at: entry.receivedAt, occurred_at: entry.occurredAt, next_attempt_at: entry.receivedAt, last_error: null, processed_at: null })
+    .set((eb) => ({
+      state: 'pending',
+      attempts: 0,
+      received_at: entry.receivedAt,
+      occurred_at: entry.occurredAt,
+      armed_at: entry.receivedAt,
+      next_attempt_at: entry.receivedAt,
+      last_error: null,
+      processed_at: null,
+      arm_count: eb('arm_count', '+', 1),
+    }))
     .where('event_key', '=', entry.key)
     .execute();
   return 'rearmed';
 }
+
+/** The later of two ISO times. */
+const later = (a: string, b: string): string => (Date.parse(b) > Date.parse(a) ? b : a);
