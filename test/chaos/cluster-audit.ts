@@ -3,7 +3,7 @@ import { holderPid, type LeaseRef } from './cluster-replicas.js';
 
 /**
  * The commit audit of the cluster chaos run: statement triggers on the tables the account's work
- * writes (checkpoints, runs, webhook inbox settlements, outbox) append one row per statement to
+ * writes (checkpoints, runs, webhook inbox settlements — not the receiver's arming, see below —, outbox) append one row per statement to
  * `chaos_commits`: the writer's application_name (one per replica process, PGAPPNAME), and the
  * lease row's holder and epoch as that statement saw them. The audit row is part of the writer's
  * transaction: a write refused by the fence (LeaseLostError, rollback) leaves no audit row, so
@@ -20,8 +20,6 @@ const AUDITED: Array<{ table: string; ops: string }> = [
   { table: 'checkpoints', ops: 'insert or update or delete' },
   // Run history is unfenced by design (src/state/stores/index.ts): audited, counted apart.
   { table: 'runs', ops: 'insert or update' },
-  // Inserts come from the receiver on every replica (not account work); settlements are updates.
-  { table: 'webhook_inbox', ops: 'update' },
   { table: 'outbox', ops: 'insert or update' },
 ];
 
@@ -44,6 +42,21 @@ export async function installCommitAudit(client: pg.Client, schema: string, ref?
   for (const { table, ops } of AUDITED) {
     await client.query(`create trigger chaos_audit_${table} after ${ops} on ${s}.${table} for each statement execute function ${s}.chaos_audit()`);
   }
+  // The webhook inbox: inserts come from the receiver on every replica (not account work), and so
+  // do updates that arm a row again (arm_count moves: the same body received again). Settlements
+  // (done, failed, retry, re-arm by command) leave arm_count as it was: those are account work.
+  await client.query(`create function ${s}.chaos_audit_inbox() returns trigger language plpgsql as $$
+    begin
+      if exists (select 1 from new_rows n join old_rows o on o.id = n.id where n.arm_count = o.arm_count) then
+        insert into ${s}.chaos_commits (tbl, op, app, holder, epoch)
+          select TG_TABLE_NAME, TG_OP, current_setting('application_name'), l.holder, l.epoch
+            from (select 1) one left join (select holder, epoch from ${lease} order by epoch desc limit 1) l on true;
+      end if;
+      return null;
+    end $$`);
+  await client.query(
+    `create trigger chaos_audit_webhook_inbox after update on ${s}.webhook_inbox referencing old table as old_rows new table as new_rows for each statement execute function ${s}.chaos_audit_inbox()`,
+  );
 }
 
 export interface AuditResult {

@@ -161,11 +161,38 @@ describe.each(await stateDialects())('the webhook inbox keeps a repeated body th
     // A logged event with the same body that happened after the receipt: a newer change.
     expect(await inbox.accept({ ...echo, occurredAt: at(20) }, 3_600_000)).toBe('rearmed');
     expect((await inbox.byIds([row!.id]))[0]).toMatchObject({ state: 'pending', occurred_at: at(20), received_at: at(500), armed_at: at(500) });
-    // A delivery of the same body arms the pending row again at its receipt; the log's entry for
-    // that event, read later, is then covered.
+    // Armed by the log: a delivery of the same body within the window is taken for the late
+    // delivery of that logged event (the catch-up read it first) and dropped, the row untouched.
     expect(await inbox.accept({ ...delivered, receivedAt: at(900) }, 3_600_000)).toBe('duplicate');
+    expect((await inbox.byIds([row!.id]))[0]).toMatchObject({ arm_count: 1, armed_at: at(500), received_at: at(500) });
+    // A newer change with that body is in the log too: its entry arms the row again.
     expect(await inbox.accept({ ...echo, occurredAt: at(899), receivedAt: at(1000) }, 3_600_000)).toBe('duplicate');
-    expect((await inbox.byIds([row!.id]))[0]).toMatchObject({ arm_count: 2, armed_at: at(900), received_at: at(500) });
+    expect((await inbox.byIds([row!.id]))[0]).toMatchObject({ arm_count: 2, armed_at: at(1000), received_at: at(500) });
+    // Armed by a delivery, processed: the same body delivered again is a new change.
+    const [pending] = await inbox.due(1, NOW);
+    await inbox.markDone([pending!], NOW);
+    await handle.db.updateTable('webhook_inbox').set({ occurred_at: null }).where('id', '=', row!.id).execute();
+    expect(await inbox.accept({ ...delivered, receivedAt: at(1100) }, 3_600_000)).toBe('rearmed');
+  });
+
+  it('an event-log entry that happened after the read that found it (a brokerage log read answers the whole day) arms its row once, not at every read', async () => {
+    const handle = await freshStateOn(dialect);
+    disposable.push(handle);
+    const inbox = createStores(handle.db).webhookInbox;
+    const delivered = { ...entry('A', at(10)), key: 'body:cc' };
+    await inbox.accept(delivered, 3_600_000);
+    const [row] = await inbox.due(1, NOW);
+    await inbox.markDone([row!], NOW);
+    // Read at 100 s (the read's `to`), it happened at 160 s: a newer change, armed at when it happened.
+    const logged = { ...delivered, source: 'log' as const, occurredAt: at(160), receivedAt: at(100) };
+    expect(await inbox.accept(logged, 3_600_000)).toBe('rearmed');
+    expect((await inbox.byIds([row!.id]))[0]).toMatchObject({ armed_at: at(160), arm_count: 1 });
+    const [again] = await inbox.due(1, NOW);
+    expect(await inbox.markDone([again!], NOW)).toEqual([row!.id]);
+    // The next reads find the same entry: covered, the row stays done.
+    expect(await inbox.accept({ ...logged, receivedAt: at(130) }, 3_600_000)).toBe('duplicate');
+    expect(await inbox.accept({ ...logged, receivedAt: at(400) }, 3_600_000)).toBe('duplicate');
+    expect((await inbox.byIds([row!.id]))[0]).toMatchObject({ state: 'done', arm_count: 1 });
   });
 
   it('an event id is one event: a repeat within the window is dropped, processed or not', async () => {

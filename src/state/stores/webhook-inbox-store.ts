@@ -303,7 +303,7 @@ function pendingRow(entry: InboxEntry) {
     source: entry.source,
     occurred_at: entry.occurredAt,
     received_at: entry.receivedAt,
-    armed_at: entry.receivedAt,
+    armed_at: armedAtOf(entry),
     state: 'pending' as const,
     next_attempt_at: entry.receivedAt,
     last_error: null,
@@ -339,16 +339,20 @@ const RECEIPT_CLOCK_SLACK_MS = 2_000;
  *
  * A body digest (load events carry no event id) names a body, not an event: a later change that
  * looks the same (a hold set, cleared and set again; a status set back) has the key of the first,
- * and only a refresh that reads the load after it happened covers it:
- * - an event-log entry that happened before the row was last armed is covered by the row's
- *   refresh, which starts after that: dropped (the catch-up's echo of a delivery);
- * - otherwise a pending row is armed again (`arm_count` + 1, `armed_at`): if its refresh is in
- *   flight and read the load before this change, settling it finds the count moved and leaves it
- *   pending, so the next batch refreshes again; if not, its coming refresh covers the change;
- * - a processed (or parked) row is made pending again (`rearmed`): one more GET for a sender
- *   retry of an event already processed, instead of a change kept out of the sink until the next
- *   poll (the latency bench lost such a change for 4 s at 100 events/s; the dedupe window of one
- *   hour allowed it for up to an hour).
+ * and only a refresh that reads the load after it happened covers it.
+ * - An event-log entry (the catch-up) says when it happened: it is covered if that is before the
+ *   row was last armed (its refresh started after that); else a pending row is armed again
+ *   (`arm_count` + 1, `armed_at`) and a processed one made pending again (`rearmed`).
+ * - A delivery does not say when it happened. If the row was last armed by an event-log entry
+ *   within the dedupe window, the delivery is taken for the late delivery of that logged event
+ *   (the catch-up read it first — after an outage, most events): dropped, as before; a newer
+ *   change with the same body is in the log too, and the next catch-up arms the row for it.
+ *   Otherwise (the row was armed by a delivery) it may be a new change: a pending row is armed
+ *   again — if its refresh is in flight and read the load before this change, settling it finds
+ *   `arm_count` moved and leaves it pending, so the next batch refreshes again — and a processed
+ *   one is made pending again (one more GET for a sender's retry of an event already processed).
+ *   Before, the same body within the window was always dropped: at 100 events/s the latency
+ *   bench kept such a change out of the sink for ~4 s, until the load's next change.
  */
 async function acceptExisting(trx: Kysely<StateTables>, entry: InboxEntry, dedupeWindowMs: number): Promise<AcceptOutcome> {
   const existing = await trx.selectFrom('webhook_inbox').select(['state', 'received_at', 'occurred_at', 'armed_at']).where('event_key', '=', entry.key).executeTakeFirstOrThrow();
@@ -357,11 +361,15 @@ async function acceptExisting(trx: Kysely<StateTables>, entry: InboxEntry, dedup
     if (existing.state === 'pending' || age < dedupeWindowMs) return 'duplicate';
   } else {
     const armedAt = existing.armed_at ?? existing.received_at;
-    if (entry.occurredAt !== null && Date.parse(entry.occurredAt) <= Date.parse(armedAt) + RECEIPT_CLOCK_SLACK_MS) return 'duplicate';
+    if (entry.occurredAt !== null) {
+      if (Date.parse(entry.occurredAt) <= Date.parse(armedAt) + RECEIPT_CLOCK_SLACK_MS) return 'duplicate';
+    } else if (existing.occurred_at !== null && Date.parse(entry.receivedAt) - Date.parse(existing.occurred_at) < dedupeWindowMs) {
+      return 'duplicate';
+    }
     if (existing.state === 'pending') {
       await trx
         .updateTable('webhook_inbox')
-        .set((eb) => ({ arm_count: eb('arm_count', '+', 1), armed_at: later(armedAt, entry.receivedAt) }))
+        .set((eb) => ({ arm_count: eb('arm_count', '+', 1), armed_at: later(armedAt, armedAtOf(entry)) }))
         .where('event_key', '=', entry.key)
         .where('state', '=', 'pending')
         .execute();
@@ -375,7 +383,7 @@ async function acceptExisting(trx: Kysely<StateTables>, entry: InboxEntry, dedup
       attempts: 0,
       received_at: entry.receivedAt,
       occurred_at: entry.occurredAt,
-      armed_at: entry.receivedAt,
+      armed_at: armedAtOf(entry),
       next_attempt_at: entry.receivedAt,
       last_error: null,
       processed_at: null,
@@ -388,3 +396,11 @@ async function acceptExisting(trx: Kysely<StateTables>, entry: InboxEntry, dedup
 
 /** The later of two ISO times. */
 const later = (a: string, b: string): string => (Date.parse(b) > Date.parse(a) ? b : a);
+
+/**
+ * When an entry arms its row: its receipt, or when it happened if that is later — an event read
+ * from the log happened before it was read, whatever the two clocks say (a brokerage log read
+ * answers the whole day, events after the read's `to` included), so the refresh this arms covers
+ * it, and the next read of the same entry finds it covered instead of arming the row again.
+ */
+const armedAtOf = (entry: InboxEntry): string => (entry.occurredAt === null ? entry.receivedAt : later(entry.receivedAt, entry.occurredAt));
