@@ -367,13 +367,14 @@ async function acceptExisting(trx: Kysely<StateTables>, entry: InboxEntry, dedup
       return 'duplicate';
     }
     if (existing.state === 'pending') {
-      await trx
+      const bumped = await trx
         .updateTable('webhook_inbox')
         .set((eb) => ({ arm_count: eb('arm_count', '+', 1), armed_at: later(armedAt, armedAtOf(entry)) }))
         .where('event_key', '=', entry.key)
         .where('state', '=', 'pending')
-        .execute();
-      return 'duplicate';
+        .executeTakeFirst();
+      if (Number(bumped.numUpdatedRows) > 0) return 'duplicate';
+      // Settled since it was read (a single delivery runs without a transaction): made pending again below.
     }
   }
   await trx
