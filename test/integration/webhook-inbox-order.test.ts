@@ -18,6 +18,13 @@ function entry(ref: string | null, receivedAt: string, extra: Partial<InboxEntry
 
 const at = (second: number) => new Date(Date.parse('2024-06-01T11:00:00.000Z') + second * 1000).toISOString();
 
+/** A fresh state database of `dialect` (dropped after the test) and its webhook inbox. */
+async function freshInbox(dialect: Parameters<typeof freshStateOn>[0]) {
+  const handle = await freshStateOn(dialect);
+  disposable.push(handle);
+  return { handle, inbox: createStores(handle.db).webhookInbox };
+}
+
 /** `WebhookInboxStore.due` on a real state database: which events a processor batch takes. */
 describe.each(await stateDialects())('the webhook inbox hands out work per load, oldest first (%s)', (dialect) => {
   it('takes every pending event of the longest-waiting loads across the whole inbox', async () => {
@@ -80,9 +87,7 @@ describe.each(await stateDialects())('the webhook inbox hands out work per load,
 /** `WebhookInboxStore.acceptMany`: one statement for the new rows, outcomes in the caller's order. */
 describe.each(await stateDialects())('the webhook inbox stores a group of deliveries (%s)', (dialect) => {
   it('answers per entry in the given order: new, already present, the same key twice in one group, seen long ago', async () => {
-    const handle = await freshStateOn(dialect);
-    disposable.push(handle);
-    const inbox = createStores(handle.db).webhookInbox;
+    const { handle, inbox } = await freshInbox(dialect);
     const old = { ...entry('A', at(0)), key: 'old' };
     await inbox.acceptMany([old], 60_000);
     await handle.db.updateTable('webhook_inbox').set({ state: 'done' }).where('event_key', '=', 'old').execute();
@@ -121,9 +126,7 @@ describe.each(await stateDialects())('the webhook inbox stores a group of delive
  */
 describe.each(await stateDialects())('the webhook inbox keeps a repeated body that may be a new change (%s)', (dialect) => {
   it('arms a pending row again, so settling what was taken before leaves it pending; re-arms a processed one', async () => {
-    const handle = await freshStateOn(dialect);
-    disposable.push(handle);
-    const inbox = createStores(handle.db).webhookInbox;
+    const { inbox } = await freshInbox(dialect);
     const first = { ...entry('A', at(0)), key: 'body:aa' };
     expect(await inbox.accept(first, 3_600_000)).toBe('stored');
     const [taken] = await inbox.due(1, NOW);
@@ -144,9 +147,7 @@ describe.each(await stateDialects())('the webhook inbox keeps a repeated body th
   });
 
   it('drops an event-log entry that happened before the row was received (its refresh covers it), not one that happened after', async () => {
-    const handle = await freshStateOn(dialect);
-    disposable.push(handle);
-    const inbox = createStores(handle.db).webhookInbox;
+    const { handle, inbox } = await freshInbox(dialect);
     const delivered = { ...entry('A', at(10)), key: 'body:bb' };
     await inbox.accept(delivered, 3_600_000);
     // The catch-up's echo of that delivery: the event happened before it was received.
@@ -176,9 +177,7 @@ describe.each(await stateDialects())('the webhook inbox keeps a repeated body th
   });
 
   it('an event-log entry that happened after the read that found it (a brokerage log read answers the whole day) arms its row once, not at every read', async () => {
-    const handle = await freshStateOn(dialect);
-    disposable.push(handle);
-    const inbox = createStores(handle.db).webhookInbox;
+    const { inbox } = await freshInbox(dialect);
     const delivered = { ...entry('A', at(10)), key: 'body:cc' };
     await inbox.accept(delivered, 3_600_000);
     const [row] = await inbox.due(1, NOW);
@@ -196,9 +195,7 @@ describe.each(await stateDialects())('the webhook inbox keeps a repeated body th
   });
 
   it('an event id is one event: a repeat within the window is dropped, processed or not', async () => {
-    const handle = await freshStateOn(dialect);
-    disposable.push(handle);
-    const inbox = createStores(handle.db).webhookInbox;
+    const { inbox } = await freshInbox(dialect);
     const logged = { ...entry('A', at(0)), key: 'event:77' };
     await inbox.accept(logged, 3_600_000);
     expect(await inbox.accept({ ...logged, receivedAt: at(1) }, 3_600_000)).toBe('duplicate');

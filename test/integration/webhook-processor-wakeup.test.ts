@@ -41,8 +41,8 @@ describe('the webhook processor wakes on committed events', () => {
     dir: string;
     app: AppContext;
     processor: WebhookProcessor;
-  }) => Promise<void>): Promise<void> {
-    sim = await startSim({ loads: 50, seed: 41 });
+  }) => Promise<void>, variant: 'main' | 'brokerage' = 'main'): Promise<void> {
+    sim = await startSim({ variant, loads: 50, seed: 41 });
     const dir = tempDir('wh-wakeup');
     const config = pullConfig({
       sim,
@@ -122,7 +122,7 @@ describe('the webhook processor wakes on committed events', () => {
     });
   });
 
-  it('refreshes again when a change with the same body arrives while the refresh of the first is in flight', { timeout: 60_000 }, async () => {
+  it.each(['main', 'brokerage'] as const)('refreshes again when a change with the same body arrives while the refresh of the first is in flight (%s)', { timeout: 60_000 }, async (variant) => {
     await withGatedProcessor(async ({ loads, commit, held, open, states, dir, app }) => {
       const [a] = loads as [Record<string, unknown>];
       const ref = String(a.reference_number);
@@ -143,10 +143,10 @@ describe('the webhook processor wakes on committed events', () => {
       await until(async () => (await states())[event.key] === 'done/1' && loadGets(sim!) - before === 2, 'the load refreshed a second time');
       const rows = readCsvRows(path.join(dir, 'out'), 'loads').filter((r) => r.reference_number === ref);
       expect(rows.map((r) => r.updated_at)).toContain(String(changed.updatedAt));
-    });
+    }, variant);
   });
 
-  it('refreshes again when a change with the same body as an event already processed arrives within the dedupe window', { timeout: 60_000 }, async () => {
+  it.each(['main', 'brokerage'] as const)('refreshes again when a change with the same body as an event already processed arrives within the dedupe window (%s)', { timeout: 60_000 }, async (variant) => {
     await withGatedProcessor(async ({ loads, commit, open, states, dir, app, processor }) => {
       open();
       const [a] = loads as [Record<string, unknown>];
@@ -164,7 +164,7 @@ describe('the webhook processor wakes on committed events', () => {
       await until(async () => loadGets(sim!) - before === 2 && (await states())[event.key] === 'done/1', 'the load refreshed again');
       const rows = readCsvRows(path.join(dir, 'out'), 'loads').filter((r) => r.reference_number === ref);
       expect(rows.map((r) => r.updated_at)).toContain(String(changed.updatedAt));
-    });
+    }, variant);
   });
 
   it('takes an event it was told of at once, also when the server clock estimate moved back since its receipt', { timeout: 60_000 }, async () => {
