@@ -1,4 +1,5 @@
 import { isUtf8 } from 'node:buffer';
+import { ObjectSlot } from '../util/object-slot.js';
 
 /**
  * The text a list element was parsed from, kept when it is exactly `JSON.stringify` of the parsed
@@ -17,7 +18,8 @@ export interface SourceJson {
   readonly starts: readonly number[];
 }
 
-const sources = new WeakMap<object, SourceJson>();
+/** Kept on the parsed element itself (object-slot.ts: in a WeakMap, V8 kept the texts alive longer). */
+const sources = new ObjectSlot<SourceJson>('freight-sync source JSON');
 
 /**
  * What the scan of a page found out about one element's text: whether its form is the one

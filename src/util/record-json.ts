@@ -1,11 +1,13 @@
+import { ObjectSlot } from './object-slot.js';
+
 /**
  * The JSON text of a record's data, computed once per record object. The engine hashes each record
  * (content-hash dedup) and the mapper stores the same text as `_raw`: serialising a 5 KB load twice
- * was ~12% of a backfill's CPU. Keyed by object identity in a WeakMap, so the text lives exactly
- * as long as the record. Records are never modified after they are read from the API (sinks and the
+ * was ~12% of a backfill's CPU. Kept on the record object itself (object-slot.ts: not in a WeakMap,
+ * whose values V8 kept alive longer), so the text lives exactly as long as the record. Records are never modified after they are read from the API (sinks and the
  * mapper only read them); code that builds a changed copy makes a new object, which gets its own text.
  */
-const texts = new WeakMap<object, string>();
+const texts = new ObjectSlot<string>('freight-sync record JSON');
 
 export function recordJson(data: object): string {
   let text = texts.get(data);
@@ -46,7 +48,7 @@ interface ContentView {
   readonly view: object;
 }
 
-const contents = new WeakMap<object, ContentPieces | ContentView>();
+const contents = new ObjectSlot<ContentPieces | ContentView>('freight-sync content JSON');
 
 /** Records how the content JSON of `data` is put together (the caller guarantees it is the hashed form). */
 export function knownContentJson(data: object, form: ContentPieces): void {
