@@ -10,7 +10,8 @@ export const DEFAULT_HEAP_GROWING_PERCENT = 50;
  * settled at ~120 MiB, most of it garbage waiting. Growing by 1.5× instead keeps it at ~80 MiB for
  * somewhat more GC time. Set at start-up, before the heap grows; V8 reads the flag at each
  * collection. `FREIGHT_SYNC_HEAP_GROWING_PERCENT=0` leaves V8's own heuristics; a
- * `--heap-growing-percent` given to node (NODE_OPTIONS, command line) wins.
+ * `--heap-growing-percent` on node's command line wins (node refuses it in NODE_OPTIONS; the check
+ * reads NODE_OPTIONS too, for a node that would take it).
  */
 export function limitHeapGrowth(env: NodeJS.ProcessEnv = process.env, nodeArgs: readonly string[] = [...process.execArgv, ...(env.NODE_OPTIONS ?? '').split(/\s+/)]): number | undefined {
   if (nodeArgs.some((arg) => /^--heap[-_]growing[-_]percent\b/.test(arg))) return undefined;
