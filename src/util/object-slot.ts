@@ -23,9 +23,10 @@ export class ObjectSlot<T> {
   }
 
   get(target: object): T | undefined {
-    const value = (target as Record<symbol, T | undefined>)[this.key];
-    if (value !== undefined || !this.fallbackUsed) return value;
-    return this.fallback.get(target);
+    // The fallback first: an object frozen after its slot was set keeps the old property, which
+    // a later value (in the fallback) must override. Only looked at once the fallback holds anything.
+    if (this.fallbackUsed && this.fallback.has(target)) return this.fallback.get(target);
+    return (target as Record<symbol, T | undefined>)[this.key];
   }
 
   set(target: object, value: T): void {

@@ -49,4 +49,16 @@ describe('ObjectSlot', () => {
     expect([slot.get(frozen), slot.get(sealed), slot.get(closed)]).toEqual(['f', 's', 'c']);
     expect(slot.get({ a: 1 })).toBeUndefined();
   });
+
+  it('gives the latest value of an object frozen after its slot was set', () => {
+    const slot = new ObjectSlot<string>('test');
+    const record = { a: 1 };
+    slot.set(record, 'before');
+    Object.freeze(record);
+    slot.set(record, 'after');
+    expect(slot.get(record)).toBe('after');
+    const other = { b: 2 };
+    slot.set(other, 'own');
+    expect(slot.get(other)).toBe('own');
+  });
 });
