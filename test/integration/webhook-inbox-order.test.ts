@@ -1,4 +1,6 @@
+import type { KyselyPlugin } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
+import { openState } from '../../src/state/database.js';
 import { createStores } from '../../src/state/stores/index.js';
 import type { InboxEntry } from '../../src/state/stores/webhook-inbox-store.js';
 import { freshStateOn, stateDialects, type FreshState } from '../helpers/state-db.js';
@@ -144,6 +146,37 @@ describe.each(await stateDialects())('the webhook inbox keeps a repeated body th
     // Processed; the same body a minute later, far inside the window: made pending again.
     expect(await inbox.accept({ ...first, receivedAt: at(60) }, 3_600_000)).toBe('rearmed');
     expect((await inbox.byIds([taken!.id]))[0]).toMatchObject({ state: 'pending', received_at: at(60), next_attempt_at: at(60), attempts: 0, processed_at: null });
+  });
+
+  it('a repeated body that finds its row pending, but settled before its arming lands, makes the row pending again', async () => {
+    const { handle, inbox } = await freshInbox(dialect);
+    const first = { ...entry('A', at(0)), key: 'body:race' };
+    expect(await inbox.accept(first, 3_600_000)).toBe('stored');
+    const taken = await inbox.due(1, NOW);
+    // The processor settles the row on a connection of its own, right after the delivery's
+    // (transaction-less) read found it pending and before its arming runs: the interleaving that
+    // dropped the change while the guarded arming still answered 'duplicate'.
+    const processorDb = await openState(handle.location);
+    const processor = createStores(processorDb).webhookInbox;
+    let settled: number[] | undefined;
+    const settleAfterTheRead: KyselyPlugin = {
+      transformQuery: ({ node }) => node,
+      transformResult: async ({ result }) => {
+        const row = result.rows[0] as { state?: unknown; armed_at?: unknown } | undefined;
+        if (settled === undefined && result.rows.length === 1 && row?.state === 'pending' && 'armed_at' in row) settled = await processor.markDone(taken, NOW);
+        return result;
+      },
+    };
+    try {
+      const racing = createStores(handle.db.withPlugin(settleAfterTheRead)).webhookInbox;
+      expect(await racing.accept({ ...first, receivedAt: at(30) }, 3_600_000)).toBe('rearmed');
+      expect(settled).toEqual([taken[0]!.id]);
+      // Pending again, for a refresh that reads the load after the repeated change.
+      expect((await inbox.byIds([taken[0]!.id]))[0]).toMatchObject({ state: 'pending', received_at: at(30), processed_at: null });
+      expect((await inbox.due(1, NOW)).map((r) => r.id)).toEqual([taken[0]!.id]);
+    } finally {
+      await processorDb.destroy();
+    }
   });
 
   it('drops an event-log entry that happened before the row was received (its refresh covers it), not one that happened after', async () => {
