@@ -57,6 +57,41 @@ export async function installCommitAudit(client: pg.Client, schema: string, ref?
   await client.query(
     `create trigger chaos_audit_webhook_inbox after update on ${s}.webhook_inbox referencing old table as old_rows new table as new_rows for each statement execute function ${s}.chaos_audit_inbox()`,
   );
+  // Each row's settlements as done, and its re-openings (done → pending: the same body again, or
+  // `rejected retry`), committed with the writer's transaction: "settled twice" is then counted
+  // from what committed, not from the replicas' logs (a SIGKILL between a failed attempt's commit
+  // and its log line made a failure look like a second settlement).
+  await client.query(`create table ${s}.chaos_settlements (
+    id bigserial primary key, inbox_id bigint not null, kind text not null, app text not null, at timestamptz not null default clock_timestamp())`);
+  await client.query(`create function ${s}.chaos_audit_settlements() returns trigger language plpgsql as $$
+    begin
+      insert into ${s}.chaos_settlements (inbox_id, kind, app)
+        select n.id, case when n.state = 'done' then 'done' else 'reopened' end, current_setting('application_name')
+          from new_rows n join old_rows o on o.id = n.id
+          where (n.state = 'done' and (o.state <> 'done' or n.attempts <> o.attempts)) or (o.state = 'done' and n.state <> 'done');
+      return null;
+    end $$`);
+  await client.query(
+    `create trigger chaos_audit_settlements after update on ${s}.webhook_inbox referencing old table as old_rows new table as new_rows for each statement execute function ${s}.chaos_audit_settlements()`,
+  );
+}
+
+export interface Settlements {
+  /** Times the row was settled as done. */
+  done: number;
+  /** Times a settled row was made pending again (a new change with the same body, `rejected retry`). */
+  reopened: number;
+}
+
+/** Settled as done more often than it was re-opened after a settlement: one event processed twice. */
+export const settledTwice = (s: Settlements | undefined): boolean => (s?.done ?? 0) > 1 + (s?.reopened ?? 0);
+
+/** Per inbox row: how often it was settled as done, and re-opened after a settlement (from `chaos_settlements`). */
+export async function readSettlements(client: pg.Client): Promise<Map<number, Settlements>> {
+  const { rows } = await client.query<{ inbox_id: string; done: string; reopened: string }>(
+    `select inbox_id::text, count(*) filter (where kind = 'done')::text as done, count(*) filter (where kind = 'reopened')::text as reopened from chaos_settlements group by inbox_id`,
+  );
+  return new Map(rows.map((r) => [Number(r.inbox_id), { done: Number(r.done), reopened: Number(r.reopened) }]));
 }
 
 export interface AuditResult {

@@ -19,7 +19,7 @@ import type { ChaosOptions } from './chaos-options.js';
 import { prepareSinks } from './chaos-sinks.js';
 import { chaosStreams } from './chaos-streams.js';
 import { renderChaosReport } from './chaos-table.js';
-import { checkCommitAudit, installCommitAudit, type AuditResult } from './cluster-audit.js';
+import { checkCommitAudit, installCommitAudit, readSettlements, settledTwice, type AuditResult } from './cluster-audit.js';
 import { StateMonitor, type MonitorResult } from './cluster-monitor.js';
 import { alive, dbNowMs, liveHolder, liveLeasesByHolder, measureFailover, readLease, ReplicaSet, stateClient, terminateConnections, type Failover, type LeaseRef, type Replica } from './cluster-replicas.js';
 import { exitWithin, startCli } from './daemon-process.js';
@@ -461,7 +461,7 @@ export async function runClusterChaos(options: ClusterChaosOptions, print: (line
       sinks.push(...(await checkSinks(t.sim, t.sinkSet.sinks, t.streams, path.join(dir, 'differences.ndjson'))).map((r) => ({ ...r, sink: prefix(t, r.sink) })));
       const out = (await checkOutbound(t.sim, t.feed!.sent, t.inboxDir, t.sinkSet.sqliteFile)).map((r) => ({ ...r, via: prefix(t, r.via) as OutboundResult['via'] }));
       outbound.push(...out);
-      const webhooks = await checkWebhooks(t.sim, t.client, webhooksOnAt[i]!, loggedFailures(logFile, t.name));
+      const webhooks = await checkWebhooks(t.sim, t.client, webhooksOnAt[i]!);
       const audit = await checkCommitAudit(t.client, set.pidByApp);
       for (const r of (await t.client.query<{ a: string | null; r: string | null }>('select access_token as a, refresh_token as r from tokens')).rows) for (const x of [r.a, r.r]) if (x) tokens.add(x);
       for (const p of [...t.pastPairs, ...(t.pair ? [t.pair] : [])]) [p.accessToken, p.refreshToken].forEach((x) => tokens.add(x));
@@ -734,40 +734,18 @@ async function inboxSettled(client: Parameters<typeof readLease>[0]): Promise<bo
  * inbox keys a delivery by `body:<sha256 of the body>`, and the catch-up a logged event by the same
  * key (the body it was sent with): events with identical bodies are one inbox row by design.
  */
-/**
- * Failed attempts the replicas logged ("webhook event will be retried"), per account, event type
- * and reference: `attempts` counts them too, so a row failed once (its fetch cut by a terminated
- * database connection, say) and then done is not a second settlement.
- */
-function loggedFailures(logFile: string, account: string | undefined): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const line of fs.readFileSync(logFile, 'utf8').split('\n')) {
-    if (!line.includes('webhook event will be retried') && !line.includes('webhook event parked as failed')) continue;
-    let entry: Record<string, unknown>;
-    try {
-      entry = JSON.parse(line) as Record<string, unknown>;
-    } catch {
-      continue;
-    }
-    if (account !== undefined && entry['account'] !== account) continue;
-    const key = `${String(entry['event'])}|${String(entry['reference'])}`;
-    out.set(key, (out.get(key) ?? 0) + 1);
-  }
-  return out;
-}
-
-async function checkWebhooks(sim: Awaited<ReturnType<typeof startSimulator>>, client: Parameters<typeof readLease>[0], since: string, failures: Map<string, number>): Promise<WebhookResult> {
+async function checkWebhooks(sim: Awaited<ReturnType<typeof startSimulator>>, client: Parameters<typeof readLease>[0], since: string): Promise<WebhookResult> {
   const expected = new Set<string>();
   for await (const event of sim.truth('webhookEvents')) {
     if (String(event['createdAt']) < since) continue;
     const body = (event['response'] as { data?: string } | undefined)?.data;
     if (typeof body === 'string') expected.add(`body:${createHash('sha256').update(body).digest('hex')}`);
   }
-  const { rows } = await client.query<{ event_key: string; state: string; attempts: number; event_type: string; reference_number: string | null }>(
-    'select event_key, state, attempts, event_type, reference_number from webhook_inbox',
-  );
-  // Settled as done more than once: attempts beyond the failures logged for its event and reference.
-  const settledTwice = (row: (typeof rows)[number]) => Number(row.attempts) - (failures.get(`${row.event_type}|${String(row.reference_number)}`) ?? 0) > 1;
+  const { rows } = await client.query<{ id: string; event_key: string; state: string }>('select id::text, event_key, state from webhook_inbox');
+  const settlements = await readSettlements(client);
+  // Settled as done more often than it was made pending again after a settlement (the commit audit's count).
+  const timesDone = (row: (typeof rows)[number]) => settlements.get(Number(row.id))?.done ?? 0;
+  const processedTwice = (row: (typeof rows)[number]) => settledTwice(settlements.get(Number(row.id)));
   const byKey = new Map(rows.map((r) => [r.event_key, r]));
   const r: WebhookResult = { expected: expected.size, inInbox: 0, missing: 0, notDone: 0, processedTwice: 0, examples: [] };
   for (const key of expected) {
@@ -782,13 +760,13 @@ async function checkWebhooks(sim: Awaited<ReturnType<typeof startSimulator>>, cl
       r.notDone += 1;
       r.examples.push(`${row.state} ${key}`);
     }
-    if (settledTwice(row)) {
+    if (processedTwice(row)) {
       r.processedTwice += 1;
-      r.examples.push(`settled ${row.attempts}× ${key}`);
+      r.examples.push(`settled ${timesDone(row)}× ${key}`);
     }
   }
   // Rows from before `since` (none expected: webhooks were off) still must not be settled twice.
-  for (const row of rows) if (!expected.has(row.event_key) && settledTwice(row)) r.processedTwice += 1;
+  for (const row of rows) if (!expected.has(row.event_key) && processedTwice(row)) r.processedTwice += 1;
   r.examples = r.examples.slice(0, 5);
   return r;
 }
@@ -812,7 +790,7 @@ function renderClusterTable(r: Omit<ClusterChaosReport, 'table'>, counts: Map<nu
     const who = acc.account ? `${acc.account} (${acc.variant}, ${acc.auth})` : `${acc.variant}, ${acc.auth}`;
     const yes = (good: boolean) => (good ? 'yes' : 'NO');
     rows.push(
-      ['webhook events (distinct bodies) since webhooks on', who, `${w.expected} expected, ${w.inInbox} in inbox, ${w.missing} missing, ${w.notDone} not done, ${w.processedTwice} settled twice (failed attempts the replicas logged not counted)`, yes(w.missing + w.notDone + w.processedTwice === 0)],
+      ['webhook events (distinct bodies) since webhooks on', who, `${w.expected} expected, ${w.inInbox} in inbox, ${w.missing} missing, ${w.notDone} not done, ${w.processedTwice} settled twice (audited settlements as done beyond re-openings)`, yes(w.missing + w.notDone + w.processedTwice === 0)],
       [
         'simulator retiredRefreshTokenUses',
         who,
