@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import type { ContractLogger } from '../../src/contracts/index.js';
 import { sleep, throwIfAborted } from '../../src/util/abort.js';
+import { FreightSyncError } from '../../src/util/errors.js';
 import { writeFileAtomic, type FileTarget } from './file-target.js';
 
 /** In the hidden staging folder: consumers, retention and recovery never look at it. */
@@ -18,6 +19,28 @@ interface LockHolder {
   at: string;
 }
 
+/**
+ * Another writer took the lock over while this one held it: this one was paused (a frozen VM, a
+ * stalled mount) past `FOREIGN_STALE_MS`, and the other has published, or is publishing, this
+ * one's staged pages as a crashed writer's. Whatever this writer was doing is not acknowledged.
+ */
+export class DropWriterLockLostError extends FreightSyncError {
+  constructor(directory: string, holder: LockHolder | undefined, sinceMs: number) {
+    const by = holder ? `${holder.host} pid ${holder.pid} (since ${holder.at})` : 'nobody (the lock file is gone)';
+    super(
+      'DROP_LOCK_LOST',
+      `drop ${directory}: the writer lock was taken over while this writer held it (last refreshed ${Math.round(sinceMs / 1000)} s ago; now held by ${by}); nothing more of this writer's is acknowledged: its staged pages are the new holder's to publish, and the page in hand is written again`,
+    );
+  }
+}
+
+export interface DropLockOptions {
+  /** This writer's host name (tests play two hosts on one drop); defaults to `os.hostname()`. */
+  readonly host?: string;
+  /** The clock lock times are read and written with; defaults to the system clock. */
+  readonly now?: () => number;
+}
+
 /** Locks held by sinks of this process (two sinks on one drop, e.g. a reconcile repair beside the pull). */
 const heldHere = new Set<string>();
 
@@ -32,12 +55,18 @@ export class DropWriterLock {
   private held = false;
   private lastRefresh = 0;
   private readonly token = randomBytes(8).toString('hex');
+  private readonly host: string;
+  private readonly now: () => number;
 
   constructor(
     private readonly target: FileTarget,
     private readonly stagingDir: string,
     private readonly logger: ContractLogger,
-  ) {}
+    options: DropLockOptions = {},
+  ) {
+    this.host = options.host ?? os.hostname();
+    this.now = options.now ?? Date.now;
+  }
 
   get isHeld(): boolean {
     return this.held;
@@ -54,7 +83,7 @@ export class DropWriterLock {
       throwIfAborted(signal);
       if (await this.target.createExclusive(this.stagingDir, WRITER_LOCK, this.content())) {
         this.held = true;
-        this.lastRefresh = Date.now();
+        this.lastRefresh = this.now();
         heldHere.add(this.token);
         return true;
       }
@@ -74,11 +103,27 @@ export class DropWriterLock {
     }
   }
 
-  /** Keeps a long open batch's lock fresh for writers on other hosts. */
-  async refresh(): Promise<void> {
-    if (!this.held || Date.now() - this.lastRefresh < REFRESH_MS) return;
+  /**
+   * Called before and after every page is staged and before a batch is published: keeps a long
+   * open batch's lock fresh for writers on other hosts, and makes sure it is still this writer's.
+   * Within `REFRESH_MS` of the last refresh nothing is read (no other host takes over a lock
+   * younger than `FOREIGN_STALE_MS`, ten times that). Past it — this writer was paused or stalled —
+   * the lock is read first: another writer's lock (or none) means it was taken over, and
+   * `DropWriterLockLostError` is thrown before anything is acknowledged or published, and without
+   * overwriting the new holder's lock. What is left is the few milliseconds between that read and
+   * the rewrite, and only for a lock already stale enough to be taken over.
+   */
+  async keep(): Promise<void> {
+    const since = this.now() - this.lastRefresh;
+    if (!this.held || since < REFRESH_MS) return;
+    const holder = await this.holder();
+    if (holder?.token !== this.token) {
+      this.held = false;
+      heldHere.delete(this.token);
+      throw new DropWriterLockLostError(this.target.describe(this.stagingDir), holder, since);
+    }
     await writeFileAtomic(this.target, this.stagingDir, WRITER_LOCK, this.content());
-    this.lastRefresh = Date.now();
+    this.lastRefresh = this.now();
   }
 
   async release(): Promise<void> {
@@ -90,7 +135,7 @@ export class DropWriterLock {
   }
 
   private gone(holder: LockHolder): boolean {
-    if (holder.host !== os.hostname()) return Date.now() - Date.parse(holder.at) > FOREIGN_STALE_MS;
+    if (holder.host !== this.host) return this.now() - Date.parse(holder.at) > FOREIGN_STALE_MS;
     // Our pid but not a live sink of ours: an earlier run of this process id (a restarted container).
     if (holder.pid === process.pid) return !heldHere.has(holder.token);
     try {
@@ -116,7 +161,7 @@ export class DropWriterLock {
   }
 
   private content(): Buffer {
-    const holder: LockHolder = { host: os.hostname(), pid: process.pid, token: this.token, at: new Date().toISOString() };
+    const holder: LockHolder = { host: this.host, pid: process.pid, token: this.token, at: new Date(this.now()).toISOString() };
     return Buffer.from(JSON.stringify(holder));
   }
 }

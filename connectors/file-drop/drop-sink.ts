@@ -10,7 +10,7 @@ import { chunkLayout, encodeChunk, type ChunkTable, type PartLayout } from './pa
 import { FRAME_HEADER_BYTES, frameHeader } from './page-frames.js';
 import { scanPageLog } from './page-log-scan.js';
 import { publishBatch, PUBLISHED_SUFFIX, type StagedPage } from './publish-batch.js';
-import { DropWriterLock } from './drop-lock.js';
+import { DropWriterLock, DropWriterLockLostError, type DropLockOptions } from './drop-lock.js';
 
 const PAGE_SUFFIX = '.page';
 /** Retention by age alone runs at most this often (see `retentionDue`). */
@@ -30,6 +30,8 @@ export interface DropSinkDeps {
   readonly logger: ContractLogger;
   /** Clock for batch names and retention (tests); defaults to the system clock. */
   readonly now?: () => Date;
+  /** The writer lock's host name and clock (tests play two hosts); by default this host and `now`. */
+  readonly lock?: DropLockOptions;
 }
 
 interface OpenBatch {
@@ -73,7 +75,7 @@ export class FileDropSink implements RecordSink {
 
   constructor(private readonly deps: DropSinkDeps) {
     this.stagingDir = deps.target.join(deps.directory, STAGING_DIR);
-    this.lock = new DropWriterLock(deps.target, this.stagingDir, deps.logger);
+    this.lock = new DropWriterLock(deps.target, this.stagingDir, deps.logger, { now: () => this.now().getTime(), ...deps.lock });
   }
 
   async write(batch: RecordBatch, signal: AbortSignal): Promise<SinkAck> {
@@ -157,13 +159,18 @@ export class FileDropSink implements RecordSink {
     const { target } = this.deps;
     // The same table with another header (a mapping change) cannot share a file: publish first.
     if (this.open && tables.some((t) => this.open!.heads.has(t.table) && !this.open!.heads.get(t.table)!.equals(t.head))) await this.publishOpen();
+    // A writer paused long enough to lose its lock learns it here, before it appends to a batch the
+    // new holder has published (and removed) as a crashed writer's.
+    await this.keepLock();
     const open: OpenBatch = (this.open ??= { name: this.nextBatchName(), pages: [], files: [], log: undefined, segment: 0, rows: new Map(), heads: new Map() });
     // The page number only advances once the page is in: a retried write reuses (replaces) it.
     const number = open.pages.length + 1;
     const parts = encodeChunk(tables);
     const layout = chunkLayout(parts, tables);
     open.pages.push(target.openAppendLog ? await this.appendPage(open, number, parts, layout) : await this.stagePageFile(open, number, parts, layout, signal));
-    await this.lock.refresh();
+    // And here, when the append itself stalled that long: the page is then not acknowledged (it may
+    // be published by the new holder too — a row twice rather than a row lost).
+    await this.keepLock();
     for (const t of tables) {
       open.rows.set(t.table, (open.rows.get(t.table) ?? 0) + t.rows);
       if (!open.heads.has(t.table)) open.heads.set(t.table, t.head);
@@ -220,12 +227,32 @@ export class FileDropSink implements RecordSink {
   private async publishOpen(): Promise<void> {
     const open = this.open;
     if (!open) return;
+    await this.keepLock();
     // The log is complete: publishing reads it by byte ranges. A failed publish leaves the batch
     // open, and its next page goes to a new segment.
     await this.closeLog(open);
     await this.publish(open.name, open.pages, open.files);
     this.open = undefined;
     await this.lock.release();
+  }
+
+  /**
+   * Refreshes the writer lock and checks it is still this writer's (drop-lock.ts). Lost, the open
+   * batch is let go as it is on disk — its acknowledged pages are the new holder's to publish, as a
+   * crashed writer's — and the error goes up; the next write waits for the lock again.
+   */
+  private async keepLock(): Promise<void> {
+    try {
+      await this.lock.keep();
+    } catch (error) {
+      if (error instanceof DropWriterLockLostError && this.open) {
+        const open = this.open;
+        this.open = undefined;
+        await this.closeLog(open).catch(() => undefined);
+        this.deps.logger.error({ err: error, directory: this.deps.target.describe(this.deps.directory), batch: open.name }, 'drop writer lock lost: this batch is left staged for the writer that took the lock over');
+      }
+      throw error;
+    }
   }
 
   private async closeLog(open: OpenBatch): Promise<void> {
