@@ -438,7 +438,7 @@ export function composeDeploymentDaemon(apps: readonly AppContext[], options: Da
         logger: app.logger.child({ component: 'webhooks' }),
         now: () => app.client.clock.now(),
         // Wakes this replica's processor when it holds the lease; the holder elsewhere polls the inbox.
-        onStored: (receivedAt) => tenure.wakeProcessor(receivedAt),
+        onStored: () => tenure.wakeProcessor(),
         stopSignal: options.stopSignal,
       }),
     );
@@ -606,8 +606,8 @@ class CurrentTenure implements ScheduleView {
     return this.scheduler?.nextTicks() ?? [];
   }
 
-  wakeProcessor(receivedAt: Date): void {
-    this.processor?.stored(receivedAt);
+  wakeProcessor(): void {
+    this.processor?.stored();
   }
 }
 

@@ -149,8 +149,6 @@ export class WebhookProcessor {
   private readonly logger: Logger;
   /** The reauth_required reason in force, logged once when the pause starts and once when it ends. */
   private pausedFor: string | undefined;
-  /** The newest receipt time (server clock, ms) of an event this process stored (see `prepare`). */
-  private storedUpTo = 0;
 
   constructor(
     private readonly deps: WebhookProcessorDeps,
@@ -220,9 +218,8 @@ export class WebhookProcessor {
     }
   }
 
-  /** An event was committed to the inbox, received at `receivedAt` (server clock): wakes the loop. */
-  stored(receivedAt: Date): void {
-    this.storedUpTo = Math.max(this.storedUpTo, receivedAt.getTime());
+  /** An event was committed to the inbox: wakes the loop (a receipt is due at once, see `WebhookInboxStore.due`). */
+  stored(): void {
     this.wakeup.notify();
   }
 
@@ -248,12 +245,10 @@ export class WebhookProcessor {
 
   /** Takes a batch (leaving out the subjects `busy` in delivery) and fetches what it names; undefined when nothing is due. */
   private async prepare(signal: AbortSignal, busy: ReadonlySet<string>): Promise<Prepared | undefined> {
-    // The server's clock, as the receiver and the catch-up stamp `next_attempt_at` (received_at):
-    // with this process's clock, an API clock running ahead delayed every event by the offset.
-    // Never before the receipt of an event this process stored: the clock's estimate of the offset
-    // drops when its largest recent sample ages out (by up to ~100 ms, seen in the latency bench),
-    // and an event just stored was then not due yet — left for the next wake-up or the idle poll.
-    const now = new Date(Math.max(this.deps.client.clock.now().getTime(), this.storedUpTo)).toISOString();
+    // Retry times are set from the server's clock (`settle`): compared with it. A receipt is due
+    // whatever it was stamped with (a replica that had not learned the server's clock yet stamped
+    // it with its own): `due` takes rows that have not failed at once.
+    const now = this.deps.client.clock.now().toISOString();
     const rows = await this.inbox.due(this.options.batchSize, now, undefined, [...busy]);
     if (rows.length === 0) return undefined;
     const errors = new Map<number, string>();

@@ -158,7 +158,7 @@ export function webhookProcessingService(deps: WebhookProcessingDeps): DaemonSer
 /** Receiver and processing in one service (one process that always does both). */
 export function webhookService(deps: WebhookServiceDeps): DaemonServiceLike {
   const processing = webhookProcessingService(deps);
-  const receiver = webhookReceiverService({ ...deps, now: () => deps.client.clock.now(), onStored: (receivedAt) => deps.processor.stored(receivedAt) });
+  const receiver = webhookReceiverService({ ...deps, now: () => deps.client.clock.now(), onStored: () => deps.processor.stored() });
   return {
     name: 'webhooks',
     async start() {

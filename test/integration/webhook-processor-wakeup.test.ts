@@ -160,7 +160,7 @@ describe('the webhook processor wakes on committed events', () => {
       // Stamped and announced as the receiver does (server clock).
       const receivedAt = app.client.clock.now();
       expect(await app.stores.webhookInbox.accept({ ...event, receivedAt: receivedAt.toISOString() }, 3_600_000)).toBe('rearmed');
-      processor.stored(receivedAt);
+      processor.stored();
       await until(async () => loadGets(sim!) - before === 2 && (await states())[event.key] === 'done/1', 'the load refreshed again');
       const rows = readCsvRows(path.join(dir, 'out'), 'loads').filter((r) => r.reference_number === ref);
       expect(rows.map((r) => r.updated_at)).toContain(String(changed.updatedAt));
@@ -175,8 +175,37 @@ describe('the webhook processor wakes on committed events', () => {
       // sample has aged out since (the estimate moves by up to a second, the header's resolution).
       const receivedAt = new Date(app.client.clock.now().getTime() + 900);
       await app.stores.webhookInbox.accept({ ...loadEvent(a, 1), receivedAt: receivedAt.toISOString() }, 3_600_000);
-      processor.stored(receivedAt);
+      processor.stored();
       await until(async () => Object.values(await states()).join() === 'done/1', 'the event processed without waiting for the idle poll');
+    });
+  });
+
+  it('takes at once an event another replica stamped with a clock far ahead of the server (a standby that never called the API)', { timeout: 60_000 }, async () => {
+    await withGatedProcessor(async ({ loads, commit, open, states, app }) => {
+      open();
+      const [a] = loads as [Record<string, unknown>];
+      // The standby's receiver had no `Date` header of this account's API yet: it stamped the
+      // delivery with its own clock, here 10 minutes ahead of the server's (cluster chaos ran a
+      // brokerage server 150 s behind its hosts). `commit` wakes the loop as the holder's idle
+      // poll would; with due meaning "next_attempt_at <= the server's now", the event waited.
+      const receivedAt = new Date(app.client.clock.now().getTime() + 10 * 60_000);
+      await commit({ ...loadEvent(a, 1), receivedAt: receivedAt.toISOString() });
+      await until(async () => Object.values(await states()).join() === 'done/1', 'the event processed without waiting for the skew');
+    });
+  });
+
+  it('a failed event still waits for its retry time', { timeout: 60_000 }, async () => {
+    await withGatedProcessor(async ({ loads, commit, open, states, app }) => {
+      open();
+      const [a] = loads as [Record<string, unknown>];
+      await commit({ ...loadEvent(a, 1), receivedAt: app.client.clock.now().toISOString() });
+      await until(async () => Object.values(await states()).join() === 'done/1', 'the event processed');
+      const [row] = await app.db.selectFrom('webhook_inbox').selectAll().execute();
+      // As after a failed refresh: pending, one attempt used, retried in an hour.
+      const retryAt = new Date(app.client.clock.now().getTime() + 3_600_000).toISOString();
+      await app.db.updateTable('webhook_inbox').set({ state: 'pending', attempts: 1, next_attempt_at: retryAt }).where('id', '=', row!.id).execute();
+      expect(await app.stores.webhookInbox.due(10, app.client.clock.now().toISOString())).toEqual([]);
+      expect((await app.stores.webhookInbox.due(10, new Date(Date.parse(retryAt) + 1).toISOString())).map((r) => r.id)).toEqual([row!.id]);
     });
   });
 });

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Selectable } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely, type Selectable } from 'kysely';
 import type { StateTables, WebhookInboxState, WebhookInboxTable } from '../tables.js';
 import { chunks } from '../../util/chunks.js';
 import { QuarantineStore } from './quarantine-store.js';
@@ -112,7 +112,7 @@ export class WebhookInboxStore {
           .selectFrom('webhook_inbox')
           .select([subject.as('subject'), sql<string>`min(coalesce(occurred_at, received_at))`.as('since'), (eb) => eb.fn.min<number>('id').as('first_id')])
           .where('state', '=', 'pending')
-          .where('next_attempt_at', '<=', now)
+          .where(isDue(now))
           // Subjects of the batch still in delivery (the processor fetches the next one meanwhile).
           .$if(exclude.length > 0, (qb) => qb.where(subject, 'not in', [...exclude]))
           .groupBy(subject)
@@ -123,7 +123,7 @@ export class WebhookInboxStore {
       .selectFrom('webhook_inbox')
       .selectAll('webhook_inbox')
       .where('state', '=', 'pending')
-      .where('next_attempt_at', '<=', now)
+      .where(isDue(now))
       .where(subject, 'in', (eb) => eb.selectFrom('oldest').select('oldest.subject'))
       .orderBy('id')
       .limit(maxRows)
@@ -278,6 +278,20 @@ export function webhookStream(family: string): string {
 function isDeadlock(error: unknown): boolean {
   return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '40P01';
 }
+
+/**
+ * A pending row is due when it has not failed since it was (re-)armed — `attempts` 0: a receipt is
+ * due at once, whatever time it was stamped with — or when its retry time has come. Receipt times
+ * are the receiving process's estimate of the server's clock, and a replica that has not called the
+ * API for the account yet (a standby behind the load balancer, a replica just restarted) stamps
+ * with its own clock: with `next_attempt_at <= now` alone, a delivery it stored for a server whose
+ * clock runs behind waited for the skew (cluster chaos, seed 40017: 150 s, brokerage accounts).
+ * Retry times are set by the processor from its own estimate, so they compare with `now`.
+ */
+const isDue =
+  (now: string) =>
+  (eb: ExpressionBuilder<StateTables, 'webhook_inbox'>) =>
+    eb.or([eb('attempts', '=', 0), eb('next_attempt_at', '<=', now)]);
 
 /** Runs `work` (one transaction) again when the database chose it as a deadlock's victim, up to 3 times. */
 async function retryOnDeadlock<T>(work: () => Promise<T>): Promise<T> {
