@@ -52,6 +52,15 @@ export interface WebhookResult {
   notDone: number;
   /** Inbox rows settled more than once (`attempts` counts settlements). */
   processedTwice: number;
+  /**
+   * Rows whose receipt stamp is later than their settlement (both in the server's clock, as each
+   * process estimated it): stamped by a replica that had not learned the API's clock yet — a
+   * standby or a fresh replica, with its own clock. Reported, not a failure: such a row is due at
+   * once (`WebhookInboxStore.due`); before that, it waited for the skew (seed 40017).
+   */
+  stampedAhead: number;
+  /** The largest of those leads, in seconds. */
+  maxAheadS: number;
   examples: string[];
 }
 
@@ -741,13 +750,19 @@ async function checkWebhooks(sim: Awaited<ReturnType<typeof startSimulator>>, cl
     const body = (event['response'] as { data?: string } | undefined)?.data;
     if (typeof body === 'string') expected.add(`body:${createHash('sha256').update(body).digest('hex')}`);
   }
-  const { rows } = await client.query<{ id: string; event_key: string; state: string }>('select id::text, event_key, state from webhook_inbox');
+  const { rows } = await client.query<{ id: string; event_key: string; state: string; received_at: string; processed_at: string | null }>('select id::text, event_key, state, received_at, processed_at from webhook_inbox');
   const settlements = await readSettlements(client);
   // Settled as done more often than it was made pending again after a settlement (the commit audit's count).
   const timesDone = (row: (typeof rows)[number]) => settlements.get(Number(row.id))?.done ?? 0;
   const processedTwice = (row: (typeof rows)[number]) => settledTwice(settlements.get(Number(row.id)));
   const byKey = new Map(rows.map((r) => [r.event_key, r]));
-  const r: WebhookResult = { expected: expected.size, inInbox: 0, missing: 0, notDone: 0, processedTwice: 0, examples: [] };
+  const r: WebhookResult = { expected: expected.size, inInbox: 0, missing: 0, notDone: 0, processedTwice: 0, stampedAhead: 0, maxAheadS: 0, examples: [] };
+  for (const row of rows) {
+    const lead = row.processed_at === null ? 0 : Date.parse(row.received_at) - Date.parse(row.processed_at);
+    if (lead <= 0) continue;
+    r.stampedAhead += 1;
+    r.maxAheadS = Math.max(r.maxAheadS, Math.round(lead / 1000));
+  }
   for (const key of expected) {
     const row = byKey.get(key);
     if (!row) {
@@ -790,7 +805,7 @@ function renderClusterTable(r: Omit<ClusterChaosReport, 'table'>, counts: Map<nu
     const who = acc.account ? `${acc.account} (${acc.variant}, ${acc.auth})` : `${acc.variant}, ${acc.auth}`;
     const yes = (good: boolean) => (good ? 'yes' : 'NO');
     rows.push(
-      ['webhook events (distinct bodies) since webhooks on', who, `${w.expected} expected, ${w.inInbox} in inbox, ${w.missing} missing, ${w.notDone} not done, ${w.processedTwice} settled twice (audited settlements as done beyond re-openings)`, yes(w.missing + w.notDone + w.processedTwice === 0)],
+      ['webhook events (distinct bodies) since webhooks on', who, `${w.expected} expected, ${w.inInbox} in inbox, ${w.missing} missing, ${w.notDone} not done, ${w.processedTwice} settled twice (audited settlements as done beyond re-openings); ${w.stampedAhead} stamped ahead of their settlement (max ${w.maxAheadS} s)`, yes(w.missing + w.notDone + w.processedTwice === 0)],
       [
         'simulator retiredRefreshTokenUses',
         who,
