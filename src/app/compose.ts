@@ -27,6 +27,7 @@ import { flushSinks } from '../sync/sink-ack.js';
 import type { Logger } from '../util/logger.js';
 import { webhookProcessingService, webhookReceiverService } from '../webhooks/webhook-service.js';
 import type { WebhookProcessor } from '../webhooks/processor.js';
+import { ReceiptClock } from '../webhooks/receipt-clock.js';
 import { LeaseStore, ReplicaStore, describeHolder, newHolderId, parseHolderId, type Fence } from '../state/leases/index.js';
 import { processAlive } from '../util/process-alive.js';
 import { accountLeaseService, type AccountLeaseService } from './account-lease-service.js';
@@ -429,6 +430,8 @@ export function composeDeploymentDaemon(apps: readonly AppContext[], options: Da
   if (presence) services.push(presence);
   for (const { app, tenure } of accounts) {
     if (!app.config.webhooks.enabled) continue;
+    // A standby has not called this account's API: it stamps receipts with the holder's note of the API's clock.
+    const receipts = new ReceiptClock(app.client.clock, app.stores.checkpoints);
     services.push(
       webhookReceiverService({
         config: app.config.webhooks,
@@ -436,7 +439,7 @@ export function composeDeploymentDaemon(apps: readonly AppContext[], options: Da
         servers,
         metrics: app.metrics,
         logger: app.logger.child({ component: 'webhooks' }),
-        now: () => app.client.clock.now(),
+        now: () => receipts.now(),
         // Wakes this replica's processor when it holds the lease; the holder elsewhere polls the inbox.
         onStored: () => tenure.wakeProcessor(),
         stopSignal: options.stopSignal,

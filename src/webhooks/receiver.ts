@@ -16,8 +16,8 @@ export interface ReceiverOptions {
   inbox: Pick<WebhookInboxStore, 'accept' | 'acceptMany'>;
   metrics: OpsMetrics;
   logger: Logger;
-  /** Server time (the API client's clock), so stored times compare with the event log's. */
-  now: () => Date;
+  /** Server time (the API client's clock, or the holder's note of it: receipt-clock.ts), so stored times compare with the event log's. */
+  now: () => Date | Promise<Date>;
   /** Called after a new event is stored (with its receipt time, server clock), to wake the processor. */
   onStored: (receivedAt: Date) => void;
   /** False while stopping: deliveries get 503 so the sender retries later. */
@@ -76,7 +76,7 @@ export function createReceiver(options: ReceiverOptions): RouteHandler {
       return refuse(res, 400, 'bad_payload');
     }
     let outcome;
-    const receivedAt = options.now();
+    const receivedAt = await options.now();
     try {
       outcome = await commits.submit({
         key: event.key,

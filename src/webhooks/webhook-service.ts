@@ -11,6 +11,7 @@ import { UsageError } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
 import { catchUp } from './catch-up.js';
 import type { WebhookProcessor } from './processor.js';
+import { noteServerClock, ReceiptClock } from './receipt-clock.js';
 import { createReceiver } from './receiver.js';
 import { Wakeup } from './wakeup.js';
 
@@ -20,8 +21,8 @@ export interface WebhookReceiverDeps {
   servers: HttpServers;
   metrics: OpsMetrics;
   logger: Logger;
-  /** Server time (the client's clock). */
-  now: () => Date;
+  /** Server time for a receipt (a `ReceiptClock`: the client's clock, or the holder's note of it). */
+  now: () => Date | Promise<Date>;
   /** An event was committed (received at that server time): wake whatever processes the inbox in this process (if anything does). */
   onStored: (receivedAt: Date) => void;
   stopSignal: AbortSignal;
@@ -96,6 +97,8 @@ export function webhookProcessingService(deps: WebhookProcessingDeps): DaemonSer
   const loops = new AbortController();
   const catchUpWake = new Wakeup();
   let running: Promise<void> | undefined;
+  /** The offset of the API's clock last noted for other replicas' receivers (receipt-clock.ts). */
+  let notedOffset: number | undefined;
 
   const runCatchUp = async () => {
     try {
@@ -118,6 +121,13 @@ export function webhookProcessingService(deps: WebhookProcessingDeps): DaemonSer
       if (isAbortError(error) && loops.signal.aborted) return;
       if (isLeaseLostError(error)) throw error;
       logger.warn({ err: error }, 'webhook catch-up failed; retried on the next interval (polling still covers the gap)');
+    }
+    // The catch-up measured the API's clock: noted for the receivers of replicas that have not.
+    try {
+      notedOffset = await noteServerClock(client.clock, deps.checkpoints, notedOffset);
+    } catch (error) {
+      if (isLeaseLostError(error)) throw error;
+      logger.warn({ err: error }, "could not note the API's clock offset for other replicas' webhook receipts; retried after the next catch-up");
     }
   };
 
@@ -158,7 +168,8 @@ export function webhookProcessingService(deps: WebhookProcessingDeps): DaemonSer
 /** Receiver and processing in one service (one process that always does both). */
 export function webhookService(deps: WebhookServiceDeps): DaemonServiceLike {
   const processing = webhookProcessingService(deps);
-  const receiver = webhookReceiverService({ ...deps, now: () => deps.client.clock.now(), onStored: () => deps.processor.stored() });
+  const receipts = new ReceiptClock(deps.client.clock, deps.checkpoints);
+  const receiver = webhookReceiverService({ ...deps, now: () => receipts.now(), onStored: () => deps.processor.stored() });
   return {
     name: 'webhooks',
     async start() {
