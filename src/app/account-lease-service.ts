@@ -174,7 +174,7 @@ export function accountLeaseService(options: AccountLeaseServiceOptions): Accoun
       for (;;) {
         const woke = await Promise.race([sleep(renewIntervalMs, stopping.signal).then(() => 'renew' as const, () => 'stop' as const), failed, expired]);
         if (woke === 'expired' || expiredLocally) return await stepDown(lease, runner);
-        if (woke === 'stop') return await drainAndRelease(lease, runner, failed, tenureStop, 'stopped');
+        if (woke === 'stop') return await drainAndRelease(lease, runner, failed, tenureStop, expired, 'stopped');
         if (woke !== 'renew') {
           // A work service died; startDaemon has stopped the others already.
           cut(woke?.error);
@@ -210,9 +210,9 @@ export function accountLeaseService(options: AccountLeaseServiceOptions): Accoun
           const request = renewed[0]!.handOverRequest;
           if (request) {
             log.info({ epoch: lease.epoch, requestedBy: request.by }, `handing account ${account} over to ${describeRequester(request)} (it asked for the lease)`);
-            return await drainAndRelease(lease, runner, failed, tenureStop, 'requested');
+            return await drainAndRelease(lease, runner, failed, tenureStop, expired, 'requested');
           }
-          if (await wantsHandOver()) return await drainAndRelease(lease, runner, failed, tenureStop, 'handed over');
+          if (await wantsHandOver()) return await drainAndRelease(lease, runner, failed, tenureStop, expired, 'handed over');
         } catch (error) {
           // The database did not answer. Our own clock only ever makes us give up sooner: after a
           // TTL without a renewal another replica may hold the lease, so the work stops (its
@@ -261,12 +261,22 @@ export function accountLeaseService(options: AccountLeaseServiceOptions): Accoun
     runner: DaemonRunner,
     failed: Promise<{ error: unknown } | undefined>,
     tenureStop: AbortController,
+    expired: Promise<'expired'>,
     end: 'stopped' | 'handed over' | 'requested',
   ): Promise<TenureEnd> {
     state = 'draining';
     log.info({ epoch: lease.epoch }, `draining the work of account ${account}, ${DRAIN_REASONS[end]}`);
     tenureStop.abort(end === 'stopped' ? stopping.signal.reason : new Error('lease handed over'));
-    await runner.stop(end === 'stopped' ? 'lease service stopping' : 'lease handed over');
+    const stopped = runner.stop(end === 'stopped' ? 'lease service stopping' : 'lease handed over');
+    // The lease passing its deadline during the drain (a pause: the work was cut by the expiry
+    // timer) is said at once, as outside a drain — not when the drain ends, which waits for a
+    // token rotation in flight to store its pair (up to 30 s; cluster chaos: 18 s after a SIGCONT).
+    let saidLost = false;
+    if ((await Promise.race([stopped.then(() => 'stopped' as const), expired])) === 'expired') {
+      saidLost = true;
+      log.warn({ epoch: lease.epoch }, `lease of account ${account} lost (epoch ${lease.epoch}) while its work drained: stopping its work`);
+    }
+    await stopped;
     // A loop that died while draining: report it after handing the lease back.
     const outcome = await Promise.race([failed, Promise.resolve(undefined)]);
     const released = await leases.release([lease]).catch((e: unknown) => {
@@ -276,7 +286,7 @@ export function accountLeaseService(options: AccountLeaseServiceOptions): Accoun
     if (released !== undefined && released > 0) log.info({ epoch: lease.epoch }, `lease of account ${account} released`);
     // Nothing to release: the lease expired or passed to another replica while the work drained
     // (a pause, a starved process). Its writes were fenced all along; the operator is told.
-    else if (released === 0) log.warn({ epoch: lease.epoch }, `lease of account ${account} lost (epoch ${lease.epoch}) while its work drained; back to standby`);
+    else if (released === 0) log[saidLost ? 'info' : 'warn']({ epoch: lease.epoch }, `lease of account ${account} lost (epoch ${lease.epoch}) while its work drained; back to standby`);
     if (outcome && !leaseLost(outcome.error)) throw outcome.error;
     return end;
   }

@@ -64,7 +64,9 @@ export function outboundService(deps: OutboundServiceDeps): DaemonServiceLike {
       {
         name: 'outbound poll',
         logger,
-        signal: stop.signal,
+        // Ends at the stop, and at once when the tenure is cut (a lost lease): a poll aborted by
+        // the cut is not a failure to retry (cluster chaos logged one every 1, 2, 4, 8 s after it).
+        signal: AbortSignal.any([stop.signal, deps.abortSignal]),
         maxConsecutiveFailures: deps.maxConsecutiveFailures,
         baseDelayMs: deps.failurePauseMs?.base,
         maxDelayMs: deps.failurePauseMs?.max,

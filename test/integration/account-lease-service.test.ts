@@ -169,6 +169,32 @@ describe.each([
     await thief.release([stolen!]);
   });
 
+  it.skipIf(skip)('a lease that passes its deadline while its work drains is said lost at once, not when the drain ends (cluster chaos seed 40017)', async () => {
+    const capture = capturingLogger('info');
+    let release!: () => void;
+    const slowStop = new Promise<void>((resolve) => (release = resolve));
+    let stopReturned = false;
+    const stop = new AbortController();
+    const s = serviceOfA({
+      // Its drain waits for something in flight (a token rotation storing its pair: up to 30 s).
+      work: () => [{ name: 'slow-to-drain', start: async () => ({ loops: slowStop }), stop: async () => { await slowStop; stopReturned = true; } }],
+      logger: capture.logger,
+      stopSignal: stop.signal,
+    });
+    const { loops } = await s.start();
+    await waitFor(() => s.state() === 'active', 10_000, 'A active');
+    stop.abort();
+    await waitFor(() => s.state() === 'draining', 10_000, 'A draining');
+    // No renewal while draining: the TTL (1.5 s) passes on this replica's clock.
+    await waitFor(() => capture.text().includes('lease of account acct lost (epoch 1) while its work drained: stopping its work'), 10_000, 'A said the lease lost while its drain still ran');
+    expect(stopReturned).toBe(false);
+    release();
+    await loops;
+    expect(stopReturned).toBe(true);
+    // Said once as a warning; the end of the drain only confirms it.
+    expect(capture.lines.filter((l) => l.includes('"level":40') && l.includes('lost (epoch 1)'))).toHaveLength(1);
+  });
+
   it.skipIf(skip)('a fair-share turn slower than the TTL does not eat the tenure: its clock starts at the claim statement (chaos run 14)', async () => {
     const capture = capturingLogger('info');
     const log: WorkLog = { events: [], commits: [] };
