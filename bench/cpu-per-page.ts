@@ -99,8 +99,11 @@ export const describeCpuCase = (which: CpuCase): string => CASE_NAMES[which];
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const loads = Number(process.argv[2] ?? 20_000);
   const cases = (process.argv[3]?.split(',') as CpuCase[] | undefined) ?? undefined;
-  const { semiSpaceMiB, heapGrowingPercent } = benchMemoryPolicy;
-  process.stdout.write(`heap policy: semi-space cap ${semiSpaceMiB === undefined ? 'none' : `${semiSpaceMiB} MiB`}, heap growing ${heapGrowingPercent === undefined ? 'V8 default' : `${heapGrowingPercent}%`}\n`);
+  const { semiSpaceMiB, heapGrowingPercent, interruptBudgetKiB } = benchMemoryPolicy;
+  process.stdout.write(
+    `heap policy: semi-space cap ${semiSpaceMiB === undefined ? 'none' : `${semiSpaceMiB} MiB`}, heap growing ${heapGrowingPercent === undefined ? 'V8 default' : `${heapGrowingPercent}%`}, ` +
+      `interrupt budget ${interruptBudgetKiB === undefined ? 'V8 default' : `${interruptBudgetKiB} KiB`}\n`,
+  );
   benchCpuPerPage(loads, cases).then(
     (results) => {
       for (const r of results) {

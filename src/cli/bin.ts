@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 import { applyMemoryPolicy } from './memory-policy.js';
+import { raiseInterruptBudget } from './tier-up-budget.js';
 
-// Before anything else is loaded (memory-policy.ts).
+// Before anything else is loaded (memory-policy.ts, tier-up-budget.ts).
 applyMemoryPolicy();
+raiseInterruptBudget();
 
 // Benchmarks read the process's peak memory from this line (peak-rss.ts).
 if (process.env.FREIGHT_SYNC_REPORT_RSS === '1') {
