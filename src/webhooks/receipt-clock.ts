@@ -9,6 +9,8 @@ type ServerClockNote = z.infer<typeof serverClockNote>;
 
 /** A stored offset is read again after this long (a skew drifts slowly; a delivery reads no state then). */
 const REREAD_MS = 30_000;
+/** While nothing is noted (the holder's first catch-up has not run yet), the note is looked for this often. */
+const REREAD_MISSING_MS = 2_000;
 /** The holder rewrites its note when its measure moved by this much (the receipt slack is 2 s). */
 const NOTE_MOVES_MS = 500;
 
@@ -35,7 +37,7 @@ export class ReceiptClock {
 
   async now(): Promise<Date> {
     if (this.clock.known) return this.clock.now();
-    if (this.localNow() - this.readAt >= REREAD_MS) {
+    if (this.localNow() - this.readAt >= (this.noted ? REREAD_MS : REREAD_MISSING_MS)) {
       this.reading ??= this.read().finally(() => (this.reading = undefined));
       await this.reading;
     }
