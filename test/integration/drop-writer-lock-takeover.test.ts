@@ -2,12 +2,20 @@ import { mkdtemp, readdir, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'csv-parse/sync';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { csvOptionsSchema } from '../../connectors/csv/index.js';
 import { DropWriterLockLostError } from '../../connectors/file-drop/drop-lock.js';
 import { FileDropSink } from '../../connectors/file-drop/drop-sink.js';
 import type { AppendLog } from '../../connectors/file-drop/file-target.js';
 import { LocalTarget } from '../../connectors/file-drop/local-target.js';
+import type { FileTarget } from '../../connectors/file-drop/file-target.js';
+import { sftpOptionsSchema } from '../../connectors/sftp/options.js';
+import { SftpSession } from '../../connectors/sftp/session.js';
+import { SftpTarget } from '../../connectors/sftp/sftp-target.js';
+import { silentLogger } from '../../src/util/logger.js';
+import { requireService } from '../helpers/services.js';
+import { sftpOptions } from '../helpers/sftp-fixtures.js';
+import { probeSshd, startSshd, type SshdHandle } from '../helpers/sshd.js';
 import { capturingLogger } from '../helpers/log-capture.js';
 import { mappersOf, thingsMapping } from '../helpers/mappers.js';
 import { batchOf, record } from '../helpers/records.js';
@@ -40,9 +48,12 @@ class StallingTarget extends LocalTarget {
   }
 }
 
-async function setup() {
-  const out = path.join(await mkdtemp(path.join(os.tmpdir(), 'drop-lock-takeover-')), 'out');
-  const writer = (host: string, target = new LocalTarget()) => {
+/** Each writer's own connection to the drop: a local folder, or a real sshd on loopback (its paths are local ones). */
+type Targets = { base: () => Promise<string>; target: () => FileTarget };
+
+async function setup(targets: Targets) {
+  const out = path.join(await targets.base(), 'out');
+  const writer = (host: string, target = targets.target()) => {
     const clock = { ms: Date.now() };
     const logs = capturingLogger('info');
     const sink = new FileDropSink({
@@ -67,9 +78,64 @@ async function setup() {
   return { out, writer, lockFile, published };
 }
 
-describe('drop writer lock taken over from a paused writer', () => {
+const local: Targets = {
+  base: () => mkdtemp(path.join(os.tmpdir(), 'drop-lock-takeover-')),
+  target: () => new LocalTarget(),
+};
+
+describe('drop writer lock taken over from a paused writer, local folder', () => {
+  takeoverCases(() => local);
+
+  it('a page whose append stalled past the takeover is not acknowledged; written again, it is published once', async () => {
+    const { writer, lockFile, published } = await setup(local);
+    const target = new StallingTarget();
+    const a = writer('host-a', target);
+    const b = writer('host-b');
+    await a.write('1');
+    // host-a's append of page 2 hangs for 11 minutes (a stalled mount); meanwhile host-b takes over.
+    target.stall = async () => {
+      a.clock.ms += 11 * MINUTE;
+      b.clock.ms += 11 * MINUTE;
+      await b.write('x');
+    };
+    await expect(a.write('2')).rejects.toBeInstanceOf(DropWriterLockLostError);
+    expect((await lockFile()).host).toBe('host-b');
+    await b.sink.close();
+    await a.write('2');
+    await a.sink.close();
+    expect(await published()).toEqual(['1', 'x', '2']);
+  });
+
+});
+
+const sshdAvailable = requireService('a real OpenSSH sshd on loopback', probeSshd());
+
+describe.skipIf(!sshdAvailable)('drop writer lock taken over from a paused writer, over SFTP', () => {
+  let sshd: SshdHandle;
+  const sessions: SftpSession[] = [];
+  let round = 0;
+  beforeAll(async () => {
+    sshd = await startSshd();
+  });
+  afterAll(async () => {
+    for (const session of sessions) await session.close();
+    await sshd?.stop();
+  });
+  takeoverCases(() => ({
+    // The sink creates the folder (the loopback sshd's paths are local ones: the test reads them directly).
+    base: async () => path.join(sshd.root, `takeover-${process.pid}-${++round}`),
+    target: () => {
+      const options = sftpOptionsSchema.parse(sftpOptions(sshd, { remoteDir: sshd.root }));
+      const session = new SftpSession(options, silentLogger());
+      sessions.push(session);
+      return new SftpTarget(session, options.maxParallelTransfers, silentLogger());
+    },
+  }));
+});
+
+function takeoverCases(targets: () => Targets): void {
   it('a writer paused past the takeover does not acknowledge its next page, nor overwrite the new lock; every page is published once', async () => {
-    const { writer, lockFile, published } = await setup();
+    const { writer, lockFile, published } = await setup(targets());
     const a = writer('host-a');
     const b = writer('host-b');
     await a.write('1');
@@ -97,28 +163,8 @@ describe('drop writer lock taken over from a paused writer', () => {
     expect(await published()).toEqual(['1', '2', '3']);
   });
 
-  it('a page whose append stalled past the takeover is not acknowledged; written again, it is published once', async () => {
-    const { writer, lockFile, published } = await setup();
-    const target = new StallingTarget();
-    const a = writer('host-a', target);
-    const b = writer('host-b');
-    await a.write('1');
-    // host-a's append of page 2 hangs for 11 minutes (a stalled mount); meanwhile host-b takes over.
-    target.stall = async () => {
-      a.clock.ms += 11 * MINUTE;
-      b.clock.ms += 11 * MINUTE;
-      await b.write('x');
-    };
-    await expect(a.write('2')).rejects.toBeInstanceOf(DropWriterLockLostError);
-    expect((await lockFile()).host).toBe('host-b');
-    await b.sink.close();
-    await a.write('2');
-    await a.sink.close();
-    expect(await published()).toEqual(['1', 'x', '2']);
-  });
-
   it('a writer paused before publishing leaves its batch to the new holder: published once, not twice', async () => {
-    const { writer, published } = await setup();
+    const { writer, published } = await setup(targets());
     const a = writer('host-a');
     const b = writer('host-b');
     await a.write('1');
@@ -133,7 +179,7 @@ describe('drop writer lock taken over from a paused writer', () => {
   });
 
   it('a lock still its own is refreshed after a pause, not taken for lost', async () => {
-    const { writer, lockFile, published } = await setup();
+    const { writer, lockFile, published } = await setup(targets());
     const a = writer('host-a');
     await a.write('1');
     const before = await lockFile();
@@ -145,4 +191,4 @@ describe('drop writer lock taken over from a paused writer', () => {
     await a.sink.close();
     expect(await published()).toEqual(['1', '2']);
   });
-});
+}
