@@ -105,7 +105,6 @@ describe('drop writer lock taken over from a paused writer, local folder', () =>
     await a.sink.close();
     expect(await published()).toEqual(['1', 'x', '2']);
   });
-
 });
 
 const sshdAvailable = requireService('a real OpenSSH sshd on loopback', probeSshd());
