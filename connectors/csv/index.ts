@@ -22,7 +22,7 @@ export const csvConnector: ConnectorFactory<CsvOptions> = {
   create(options: CsvOptions, context: ConnectorContext): ConnectorInstance {
     const directory = path.resolve(context.baseDir, options.directory);
     const logger = context.logger.child({ connector: context.instanceName, type: 'csv' });
-    const sink = new CsvSink({ directory, options, mappings: context.mappings, logger });
+    const sink = new CsvSink({ directory, options, mappings: context.mappings, logger, ...(context.writerFence ? { lock: { fence: context.writerFence } } : {}) });
     const reader = new DropSinkReader({ target: new LocalTarget(), directory, options, mappings: context.mappings });
     return {
       sink,

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
-import type { ContractLogger } from '../../src/contracts/index.js';
+import type { ContractLogger, WriterFence } from '../../src/contracts/index.js';
 import { sleep, throwIfAborted } from '../../src/util/abort.js';
 import { FreightSyncError } from '../../src/util/errors.js';
 import { writeFileAtomic, type FileTarget } from './file-target.js';
@@ -17,6 +17,8 @@ interface LockHolder {
   pid: number;
   token: string;
   at: string;
+  /** The lease the holder wrote under when it wrote the lock (ConnectorContext.writerFence). */
+  fence?: { scope: string; epoch: number };
 }
 
 /**
@@ -39,6 +41,8 @@ export interface DropLockOptions {
   readonly host?: string;
   /** The clock lock times are read and written with; defaults to the system clock. */
   readonly now?: () => number;
+  /** The account lease this writer works under now (ConnectorContext.writerFence). */
+  readonly fence?: () => WriterFence | undefined;
 }
 
 /** Locks held by sinks of this process (two sinks on one drop, e.g. a reconcile repair beside the pull). */
@@ -50,13 +54,23 @@ const heldHere = new Set<string>();
  * `sync` or `backfill`) never share a batch name or publish each other's pages. The lock is a file
  * created exclusively; a holder that is gone (its pid no longer runs on this host, or another
  * host's lock not refreshed for 10 minutes) is taken over. Waiters poll.
+ *
+ * Under an account lease (`fence`), the lock records the lease's epoch, and a writer holding a
+ * later epoch of the same lease takes the lock over at once, whoever and wherever the holder is:
+ * a later epoch exists only once the earlier holder's lease has ended, so that holder is paused,
+ * cut off or gone, and acknowledges nothing more (`keep`). Without this, a replica that failed
+ * over from a paused holder, or from one on another host, waited for the lock as long as the
+ * holder stayed paused, up to 10 minutes.
  */
 export class DropWriterLock {
   private held = false;
   private lastRefresh = 0;
+  /** The lease epoch the lock file was last written under (undefined: none). */
+  private writtenUnder: number | undefined;
   private readonly token = randomBytes(8).toString('hex');
   private readonly host: string;
   private readonly now: () => number;
+  private readonly fenceOf: (() => WriterFence | undefined) | undefined;
 
   constructor(
     private readonly target: FileTarget,
@@ -66,6 +80,7 @@ export class DropWriterLock {
   ) {
     this.host = options.host ?? os.hostname();
     this.now = options.now ?? Date.now;
+    this.fenceOf = options.fence;
   }
 
   get isHeld(): boolean {
@@ -81,14 +96,24 @@ export class DropWriterLock {
     let announced = false;
     for (;;) {
       throwIfAborted(signal);
-      if (await this.target.createExclusive(this.stagingDir, WRITER_LOCK, this.content())) {
+      const fence = this.liveFence();
+      if (await this.target.createExclusive(this.stagingDir, WRITER_LOCK, this.content(fence))) {
         this.held = true;
         this.lastRefresh = this.now();
+        this.writtenUnder = fence?.epoch;
         heldHere.add(this.token);
         return true;
       }
       const holder = await this.holder();
       if (!holder) continue;
+      if (fence && holder.fence && holder.fence.scope === fence.scope && holder.fence.epoch < fence.epoch) {
+        this.logger.info(
+          { directory: this.target.describe(this.stagingDir), holder, epoch: fence.epoch },
+          `taking over the drop writer lock of an earlier holder of lease ${fence.scope} (epoch ${holder.fence.epoch}; this writer holds epoch ${fence.epoch})`,
+        );
+        await this.target.removeIfExists(this.lockPath());
+        continue;
+      }
       if (this.gone(holder)) {
         this.logger.warn({ directory: this.target.describe(this.stagingDir), holder }, 'taking over the drop writer lock of a process that is gone');
         await this.target.removeIfExists(this.lockPath());
@@ -106,24 +131,29 @@ export class DropWriterLock {
   /**
    * Called before and after every page is staged and before a batch is published: keeps a long
    * open batch's lock fresh for writers on other hosts, and makes sure it is still this writer's.
-   * Within `REFRESH_MS` of the last refresh nothing is read (no other host takes over a lock
-   * younger than `FOREIGN_STALE_MS`, ten times that). Past it — this writer was paused or stalled —
-   * the lock is read first: another writer's lock (or none) means it was taken over, and
-   * `DropWriterLockLostError` is thrown before anything is acknowledged or published, and without
-   * overwriting the new holder's lock. What is left is the few milliseconds between that read and
-   * the rewrite, and only for a lock already stale enough to be taken over.
+   * Nothing is read within `REFRESH_MS` of the last refresh while the lease the lock was written
+   * under is still held: no other host takes over a lock younger than `FOREIGN_STALE_MS` (ten
+   * times that), and no later epoch of a lease exists while it is held. Otherwise — this writer was
+   * paused or stalled, or its lease ended or changed — the lock is read first: another writer's
+   * lock (or none) means it was taken over, and `DropWriterLockLostError` is thrown before
+   * anything is acknowledged or published, and without overwriting the new holder's lock. What is
+   * left is the few milliseconds between that read and the rewrite, and only for a lock that could
+   * be taken over.
    */
   async keep(): Promise<void> {
+    if (!this.held) return;
     const since = this.now() - this.lastRefresh;
-    if (!this.held || since < REFRESH_MS) return;
+    const fence = this.liveFence();
+    if (since < REFRESH_MS && fence?.epoch === this.writtenUnder) return;
     const holder = await this.holder();
     if (holder?.token !== this.token) {
       this.held = false;
       heldHere.delete(this.token);
       throw new DropWriterLockLostError(this.target.describe(this.stagingDir), holder, since);
     }
-    await writeFileAtomic(this.target, this.stagingDir, WRITER_LOCK, this.content());
+    await writeFileAtomic(this.target, this.stagingDir, WRITER_LOCK, this.content(fence));
     this.lastRefresh = this.now();
+    this.writtenUnder = fence?.epoch;
   }
 
   async release(): Promise<void> {
@@ -160,8 +190,15 @@ export class DropWriterLock {
     return this.target.join(this.stagingDir, WRITER_LOCK);
   }
 
-  private content(): Buffer {
+  /** The lease this writer works under, while it is held. */
+  private liveFence(): WriterFence | undefined {
+    const fence = this.fenceOf?.();
+    return fence?.held() ? fence : undefined;
+  }
+
+  private content(fence: WriterFence | undefined): Buffer {
     const holder: LockHolder = { host: this.host, pid: process.pid, token: this.token, at: new Date(this.now()).toISOString() };
+    if (fence) holder.fence = { scope: fence.scope, epoch: fence.epoch };
     return Buffer.from(JSON.stringify(holder));
   }
 }

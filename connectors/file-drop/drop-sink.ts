@@ -30,7 +30,7 @@ export interface DropSinkDeps {
   readonly logger: ContractLogger;
   /** Clock for batch names and retention (tests); defaults to the system clock. */
   readonly now?: () => Date;
-  /** The writer lock's host name and clock (tests play two hosts); by default this host and `now`. */
+  /** The writer lock's host name and clock (tests play two hosts; by default this host and `now`), and the account lease it records. */
   readonly lock?: DropLockOptions;
 }
 

@@ -48,7 +48,7 @@ export const sftpConnector: ConnectorFactory<SftpOptions> = {
     );
     const target = new SftpTarget(session, options.maxParallelTransfers, logger);
     const remoteDir = options.remoteDir;
-    const drop = remoteDir ? new FileDropSink({ target, directory: remoteDir, options, mappings: context.mappings, logger }) : undefined;
+    const drop = remoteDir ? new FileDropSink({ target, directory: remoteDir, options, mappings: context.mappings, logger, ...(context.writerFence ? { lock: { fence: context.writerFence } } : {}) }) : undefined;
     const folders = options.inbox ? inboxFolders(options.inbox, (dir) => dir, path.posix.join) : undefined;
     const inbox = options.inbox && folders ? new InboxSource({ target, folders, options: options.inbox, logger, parallel: options.maxParallelTransfers }) : undefined;
 

@@ -22,6 +22,12 @@ export interface TenureSignals {
    * a pause (SIGSTOP, a frozen VM); this check does not wait for it.
    */
   assertHeld: () => void;
+  /**
+   * Whether the tenure still holds the lease, without side effects: false once it was cut (lost,
+   * a work service failed), passed its deadline on this replica's clock, or ended. While true no
+   * later epoch of the lease can exist (the drop writer lock relies on it: tenure-writer-fence.ts).
+   */
+  isHeld: () => boolean;
 }
 
 export interface AccountLeaseServiceOptions {
@@ -144,6 +150,9 @@ export function accountLeaseService(options: AccountLeaseServiceOptions): Accoun
     const assertHeld = () => {
       if (expiredLocally || performance.now() >= validUntil) throw expire();
     };
+    // Set when the tenure is cut or over: its work no longer holds the lease.
+    let over = false;
+    const isHeld = () => !over && !expiredLocally && performance.now() < validUntil;
     const onDaemonAbort = () => tenureAbort.abort(options.abortSignal.reason);
     options.abortSignal.addEventListener('abort', onDaemonAbort, { once: true });
     if (options.abortSignal.aborted) onDaemonAbort();
@@ -151,6 +160,7 @@ export function accountLeaseService(options: AccountLeaseServiceOptions): Accoun
     state = 'active';
     log.info({ epoch: lease.epoch }, `lease of account ${account} claimed (epoch ${lease.epoch}): starting its work`);
     const cut = (reason: unknown) => {
+      over = true;
       tenureAbort.abort(reason);
       tenureStop.abort(reason);
     };
@@ -158,7 +168,7 @@ export function accountLeaseService(options: AccountLeaseServiceOptions): Accoun
     try {
       try {
         armExpiry();
-        const services = options.work(lease, { stopSignal: tenureStop.signal, abortSignal: tenureAbort.signal, assertHeld }).map((service) => cutOnLoss(service, cut));
+        const services = options.work(lease, { stopSignal: tenureStop.signal, abortSignal: tenureAbort.signal, assertHeld, isHeld }).map((service) => cutOnLoss(service, cut));
         runner = await startDaemon({ services, logger: log, scope: `the work of account ${account}`, isExpectedFailure: leaseLost });
         firstSettled();
       } catch (error) {
@@ -225,6 +235,7 @@ export function accountLeaseService(options: AccountLeaseServiceOptions): Accoun
         }
       }
     } finally {
+      over = true;
       clearTimeout(expiryTimer);
       options.abortSignal.removeEventListener('abort', onDaemonAbort);
       current = undefined;

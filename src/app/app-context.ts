@@ -11,6 +11,7 @@ import type { StateTables } from '../state/tables.js';
 import type { NamedSink, StreamRunDeps } from '../sync/stream-runner.js';
 import type { Logger } from '../util/logger.js';
 import type { ResolvedStream } from './stream-settings.js';
+import type { TenureWriterFence } from './tenure-writer-fence.js';
 
 /**
  * What every command gets from `openApp` (src/app/compose.ts). In a file of its own so the app
@@ -29,6 +30,8 @@ export interface AppAccount {
   leaseDb: Kysely<StateTables>;
   /** The schema of the shared lease and replica tables, when not the account's own. */
   leaseSchema: string | undefined;
+  /** The lease tenure the app's connectors write under now (drop writer locks record it). */
+  writerFence: TenureWriterFence;
 }
 
 export interface AppContext {

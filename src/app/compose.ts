@@ -6,6 +6,7 @@ import type { LoadedConfig } from '../config/load-config.js';
 import { createConnectors, type ConnectorSet } from '../plugins/create-connectors.js';
 import { openState } from '../state/database.js';
 import { describeStateLocation, stateLocationOf, type StateLocation } from '../state/state-location.js';
+import { TenureWriterFence } from './tenure-writer-fence.js';
 import { migrateToLatest } from '../state/migrate.js';
 import { createStores, type StateStores } from '../state/stores/index.js';
 import { UsageError } from '../util/errors.js';
@@ -161,6 +162,8 @@ export async function openApp(loaded: LoadedConfig, options: OpenAppOptions): Pr
     // the account's only live pair, stored there when it answers.
     cleanups.push(() => client.shutdown());
 
+    // Set by each tenure of the account lease; drop writer locks record it (tenure-writer-fence.ts).
+    const writerFence = new TenureWriterFence(stateLocation);
     let connectors: ConnectorSet | undefined;
     if (options.withConnectors) {
       // A stream's file store (documentFiles' filesTo) is created like its sinks.
@@ -174,6 +177,7 @@ export async function openApp(loaded: LoadedConfig, options: OpenAppOptions): Pr
         streamsFor: (name) => streams.filter((s) => s.sinks.includes(name)).map((s) => s.definition.name),
         mappableFor: (name) => streamsSentTo(config, name, { enabledOnly: false }),
         signal: options.signal,
+        writerFence: writerFence.get,
       });
       const set = connectors;
       cleanups.push(() => set.close());
@@ -203,6 +207,7 @@ export async function openApp(loaded: LoadedConfig, options: OpenAppOptions): Pr
       leases: new LeaseStore(leaseDb, { schema: leaseSchema }),
       leaseDb,
       leaseSchema,
+      writerFence,
     };
     return {
       config,
@@ -404,7 +409,8 @@ export function composeDeploymentDaemon(apps: readonly AppContext[], options: Da
       logger: app.logger.child({ component: 'lease' }),
       work: (fence, signals) => {
         // API writes are fenced too, by this replica's clock (see TenureSignals.assertHeld).
-        const { assertHeld, ...tenureSignals } = signals;
+        const { assertHeld, isHeld, ...tenureSignals } = signals;
+        app.account.writerFence.begin(fence, isHeld);
         return tenureServices(fencedApp(app, fence, options.tenureStores?.(fence), assertHeld), { ...options, ...tenureSignals }, tenure);
       },
     });

@@ -56,6 +56,9 @@ export async function withAccountLease<T>(app: AppContext, options: OneShotLease
     throw lost.signal.reason as Error;
   };
   let renewals: Promise<Lease> | undefined;
+  // The connectors' writer locks record the lease while the work holds it (tenure-writer-fence.ts).
+  let finished = false;
+  app.account.writerFence.begin(lease, () => !finished && !lost.signal.aborted && performance.now() < validity.until);
   try {
     const renewedAt = performance.now();
     const [renewedNow] = await app.account.leases.renew([lease], ttlMs);
@@ -64,6 +67,7 @@ export async function withAccountLease<T>(app: AppContext, options: OneShotLease
     renewals = keepRenewed(app, renewedNow, ttlMs, done.signal, lost, log, validity);
     return await work(fencedApp(app, lease, undefined, assertHeld), lost.signal);
   } finally {
+    finished = true;
     done.abort();
     options.abortSignal.removeEventListener('abort', onAbort);
     const last = renewals ? await renewals : lease;

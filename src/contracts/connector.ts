@@ -56,6 +56,26 @@ export interface ConnectorContext {
    * mapping of the stream (API variant applied) and compiled: a sink never loads mappings itself.
    */
   readonly mappings: ReadonlyMap<string, StreamMapper>;
+  /**
+   * The account lease this process writes under right now (undefined between tenures, and for
+   * commands that hold none). A writer lock of a shared target (a file drop's) can carry it: a
+   * holder of a later epoch of the same lease takes such a lock over at once, since the earlier
+   * holder's lease — and with it its right to write — has ended.
+   */
+  readonly writerFence?: () => WriterFence | undefined;
+}
+
+/** A writer's lease, as a connector may record and compare it (see ConnectorContext.writerFence). */
+export interface WriterFence {
+  /** What the lease is of (the account's lease key): epochs compare only within one scope. */
+  readonly scope: string;
+  /** Grows with every claim of the lease: a later holder has a larger one. */
+  readonly epoch: number;
+  /**
+   * False once the lease may be another process's: it passed its deadline on this process's
+   * clock, was lost, or its tenure ended (released). While true, no later epoch can exist.
+   */
+  held(): boolean;
 }
 
 export interface ConnectorInstance {

@@ -55,4 +55,5 @@ export {
   type SinkReadOptions,
   type SinkReader,
   type SinkRow,
+  type WriterFence,
 } from './connector.js';

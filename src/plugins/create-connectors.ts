@@ -1,7 +1,7 @@
 import type { Logger } from '../util/logger.js';
 import { ConfigError, FreightSyncError, describeError } from '../util/errors.js';
 import { createStreamMapper } from '../mapping/stream-mapper.js';
-import type { ConnectorFactory, ConnectorInstance } from '../contracts/index.js';
+import type { ConnectorFactory, ConnectorInstance, WriterFence } from '../contracts/index.js';
 import { prepareConnectors, type ConnectorConfigEntry, type PrepareConnectorsOptions, type PreparedConnector } from './prepare-connectors.js';
 
 export type { ConnectorConfigEntry, PreparedConnector } from './prepare-connectors.js';
@@ -11,6 +11,8 @@ export interface CreateConnectorsOptions extends PrepareConnectorsOptions {
   readonly baseDir: string;
   readonly logger: Logger;
   readonly signal?: AbortSignal;
+  /** The account lease the connectors' writes are under (ConnectorContext.writerFence). */
+  readonly writerFence?: () => WriterFence | undefined;
 }
 
 /** A started connector: what was prepared, plus the instance created from it. */
@@ -54,7 +56,7 @@ export async function createConnectors(
  */
 export async function startConnectors(
   prepared: readonly PreparedConnector[],
-  options: Pick<CreateConnectorsOptions, 'baseDir' | 'logger' | 'signal'>,
+  options: Pick<CreateConnectorsOptions, 'baseDir' | 'logger' | 'signal' | 'writerFence'>,
 ): Promise<ConnectorSet> {
   const started: ConnectorHandle[] = [];
   const closeAll = async () => {
@@ -75,6 +77,7 @@ export async function startConnectors(
         logger: options.logger.child({ connector: item.name }),
         baseDir: options.baseDir,
         mappings: new Map([...item.mappings].map(([stream, mapping]) => [stream, createStreamMapper(mapping)])),
+        ...(options.writerFence ? { writerFence: options.writerFence } : {}),
       });
       await instance.init?.(signal);
       started.push({ name: item.name, factory: item.factory, instance, mappings: item.mappings });

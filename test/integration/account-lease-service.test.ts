@@ -268,6 +268,7 @@ describe.each([
     await s.start();
     await waitFor(() => s.state() === 'active', 10_000, 'A active');
     expect(() => seen.signals!.assertHeld()).not.toThrow();
+    expect(seen.signals!.isHeld()).toBe(true);
     hang = true;
     // The old service noticed only at the next renewal that came back: never, here.
     await waitFor(() => seen.signals!.abortSignal.aborted, 10_000, 'the tenure cut without a renewal answer');
@@ -278,6 +279,7 @@ describe.each([
       refused = error;
     }
     expect(refused).toBeInstanceOf(Error);
+    expect(seen.signals!.isHeld()).toBe(false);
     expect((refused as Error).name).toBe('AbortError');
     expect(((refused as Error).cause as Error).name).toMatch(/LeaseLost|StateError/);
     // It steps down while the renewal still hangs: the work stopped, back to standby.
@@ -285,6 +287,36 @@ describe.each([
     answer();
     await s.stop();
     expect(s.state()).toBe('standby');
+  });
+
+  it.skipIf(skip)('isHeld (what drop writer locks trust): true through a tenure and its drain, false once it is over or the lease is taken', async () => {
+    const tenures: { epoch: number; signals: TenureSignals; heldWhileDraining?: boolean }[] = [];
+    const work = (fence: Fence, signals: TenureSignals): DaemonService[] => {
+      const tenure: (typeof tenures)[number] = { epoch: fence.epoch, signals };
+      tenures.push(tenure);
+      let ended!: () => void;
+      const loops = new Promise<void>((resolve) => (ended = resolve));
+      const stop = async () => {
+        tenure.heldWhileDraining ??= signals.isHeld();
+        ended();
+      };
+      return [{ name: 'work', start: async () => ({ loops }), stop }];
+    };
+    const a = serviceOfA({ work, logger: silentLogger() });
+    await a.start();
+    await waitFor(() => a.state() === 'active', 10_000, 'A active');
+    expect(tenures[0]!.signals.isHeld()).toBe(true);
+    // Taken by another replica: false as soon as A learns it (its next renewal), before its work stopped.
+    await steal(new LeaseStore(target.db));
+    await waitFor(() => !tenures[0]!.signals.isHeld(), 10_000, 'A saw the lease taken');
+    await target.db.updateTable('account_leases').set({ holder: null, expires_at_ms: 0 }).where('account', '=', 'acct').execute();
+    await waitFor(() => tenures.length === 2 && a.state() === 'active', 10_000, 'A claimed again');
+    expect(tenures[1]!.signals.isHeld()).toBe(true);
+    expect(tenures[0]!.signals.isHeld()).toBe(false);
+    await a.stop();
+    // The drain (sinks publishing) still held it; once released, no longer.
+    expect(tenures[1]!.heldWhileDraining).toBe(true);
+    expect(tenures[1]!.signals.isHeld()).toBe(false);
   });
 
   it.skipIf(skip)('the daemon\'s stop signal drains and releases too', async () => {

@@ -2,17 +2,14 @@ import { spawnSync } from 'node:child_process';
 import { appendFile, mkdtemp, open, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { parse } from 'csv-parse/sync';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { csvOptionsSchema } from '../../connectors/csv/index.js';
-import { FileDropSink } from '../../connectors/file-drop/drop-sink.js';
 import { LocalTarget } from '../../connectors/file-drop/local-target.js';
 import { encodeChunk } from '../../connectors/file-drop/page-chunk.js';
 import { FRAME_HEADER_BYTES, frameHeader } from '../../connectors/file-drop/page-frames.js';
 import { scanPageLog } from '../../connectors/file-drop/page-log-scan.js';
 import { capturingLogger } from '../helpers/log-capture.js';
-import { mappersOf, thingsMapping } from '../helpers/mappers.js';
 import { batchOf, record } from '../helpers/records.js';
+import { publishedThingRows, thingsDropSink } from '../helpers/things-drop.js';
 
 /**
  * The CSV sink stages a batch's pages as frames of one page log (page-frames.ts): a page is
@@ -35,22 +32,11 @@ async function setup(dir?: string) {
   const out = path.join(base, 'out');
   const staging = path.join(out, '.staging');
   const logs = capturingLogger('info');
-  const sink = new FileDropSink({
-    target: new LocalTarget(),
-    directory: out,
-    options: csvOptionsSchema.parse({ directory: 'out' }),
-    mappings: mappersOf([['things', thingsMapping]]),
-    logger: logs.logger,
-  });
+  const sink = thingsDropSink(out, { logger: logs.logger });
   await sink.recover();
   const stagedLogs = async () => (await readdir(staging)).filter((n) => n.endsWith('.pages')).sort();
   /** Every row of every published `things` file, in batch order. */
-  const published = async () => {
-    const files = (await readdir(out)).filter((n) => n.endsWith('-things.csv')).sort();
-    const rows: Record<string, string>[] = [];
-    for (const file of files) rows.push(...(parse(await readFile(path.join(out, file)), { columns: true, bom: true }) as Record<string, string>[]));
-    return rows.map((r) => `${r.id}:${r.text}`);
-  };
+  const published = async () => (await publishedThingRows(out)).map((r) => `${r.id}:${r.text}`);
   /** As after kill -9 of this process: the sink is dropped unclosed and its lock names a process that is gone. */
   const kill = async () => {
     const deadPid = spawnSync(process.execPath, ['-e', '']).pid;

@@ -1,11 +1,8 @@
-import { mkdtemp, readdir, readFile } from 'node:fs/promises';
+import { mkdtemp, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { csvOptionsSchema } from '../../connectors/csv/index.js';
 import { DropWriterLockLostError } from '../../connectors/file-drop/drop-lock.js';
-import { FileDropSink } from '../../connectors/file-drop/drop-sink.js';
 import type { AppendLog } from '../../connectors/file-drop/file-target.js';
 import { LocalTarget } from '../../connectors/file-drop/local-target.js';
 import type { FileTarget } from '../../connectors/file-drop/file-target.js';
@@ -17,8 +14,8 @@ import { requireService } from '../helpers/services.js';
 import { sftpOptions } from '../helpers/sftp-fixtures.js';
 import { probeSshd, startSshd, type SshdHandle } from '../helpers/sshd.js';
 import { capturingLogger } from '../helpers/log-capture.js';
-import { mappersOf, thingsMapping } from '../helpers/mappers.js';
 import { batchOf, record } from '../helpers/records.js';
+import { publishedThingRows, thingsDropSink } from '../helpers/things-drop.js';
 
 /**
  * Two writers on one drop from two hosts (a shared folder, or SFTP): the second takes the first's
@@ -56,25 +53,12 @@ async function setup(targets: Targets) {
   const writer = (host: string, target = targets.target()) => {
     const clock = { ms: Date.now() };
     const logs = capturingLogger('info');
-    const sink = new FileDropSink({
-      target,
-      directory: out,
-      options: csvOptionsSchema.parse({ directory: 'out' }),
-      mappings: mappersOf([['things', thingsMapping]]),
-      logger: logs.logger,
-      now: () => new Date(clock.ms),
-      lock: { host },
-    });
+    const sink = thingsDropSink(out, { target, logger: logs.logger, now: () => new Date(clock.ms), lock: { host } });
     return { sink, clock, logs, write: (id: string) => sink.write(batchOf('things', `page-${id}`, [thing(id)]), signal()) };
   };
   const lockFile = async () => JSON.parse(await readFile(path.join(out, '.staging', 'writer.lock'), 'utf8')) as { host: string; token: string; at: string };
   /** Every `things` row published, in batch order. */
-  const published = async () => {
-    const files = (await readdir(out)).filter((n) => n.endsWith('-things.csv')).sort();
-    const ids: string[] = [];
-    for (const file of files) ids.push(...(parse(await readFile(path.join(out, file)), { columns: true, bom: true }) as { id: string }[]).map((r) => r.id));
-    return ids;
-  };
+  const published = async () => (await publishedThingRows(out)).map((row) => row.id);
   return { out, writer, lockFile, published };
 }
 
