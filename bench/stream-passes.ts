@@ -144,8 +144,21 @@ async function liveEntries(sim: SimulatorHandle, resource: TruthResource): Promi
   return n;
 }
 
-export async function benchStreamPasses(options: { variant: 'main' | 'brokerage'; loads: number; stepsPerInterval: number; seed?: number }): Promise<StreamPassRow[]> {
-  const { variant, loads } = options;
+/**
+ * Window settings other than the product defaults, for every stream: e.g. a safety lag as long as
+ * the lookback was, and no lookback — the same cover for late writes, each record read once.
+ * Changes are then counted as what each pass's range holds: records whose time lies after the
+ * previous pass's checkpoint and up to this one's (the range is no longer the last interval).
+ */
+export interface PassWindow {
+  readonly lookback: string;
+  readonly safetyLag: string;
+  readonly safetyLagMs: number;
+}
+
+export async function benchStreamPasses(options: { variant: 'main' | 'brokerage'; loads: number; stepsPerInterval: number; seed?: number; window?: PassWindow }): Promise<StreamPassRow[]> {
+  const { variant, loads, window } = options;
+  const safetyLagMs = window?.safetyLagMs ?? SAFETY_LAG_MS;
   const sim = await startSimulator({
     variant,
     loads,
@@ -169,7 +182,10 @@ export async function benchStreamPasses(options: { variant: 'main' | 'brokerage'
         state: { path: path.join(dir, 'state.sqlite') },
         log: { level: 'silent' },
         // Product defaults for every window setting; only where the history starts is the simulator's.
-        sync: { defaults: { initialFrom: sim.options.dataStart }, streams: Object.fromEntries(names.map((name) => [name, { sinks: ['out'] }])) },
+        sync: {
+          defaults: { initialFrom: sim.options.dataStart, ...(window ? { lookback: window.lookback, safetyLag: window.safetyLag } : {}) },
+          streams: Object.fromEntries(names.map((name) => [name, { sinks: ['out'] }])),
+        },
         connectors: { out: { type: 'csv', options: { directory: path.join(dir, 'out') } } },
       },
       { source: 'bench config', baseDir: dir },
@@ -220,6 +236,11 @@ export async function benchStreamPasses(options: { variant: 'main' | 'brokerage'
       // so the measured pass's lookback holds the previous interval's changes, as in a daemon.
       await mutateOverInterval(sim, options.stepsPerInterval);
       await pass();
+      // A longer lag: more intervals, so the measured pass's range holds an interval of changes.
+      for (let lagged = 0; lagged < Math.ceil(safetyLagMs / INTERVAL_MS); lagged += 1) {
+        await mutateOverInterval(sim, options.stepsPerInterval);
+        await pass();
+      }
       const before = await snapshots(sim);
       await mutateOverInterval(sim, options.stepsPerInterval);
       const after = await snapshots(sim);
@@ -227,8 +248,11 @@ export async function benchStreamPasses(options: { variant: 'main' | 'brokerage'
       const rows: StreamPassRow[] = [];
       const record = async (label: StreamPassRow['pass'], changesFrom: Map<TruthResource, Snapshot> | null) => {
         // The checkpoint the previous pass left: its server time minus the safety lag.
-        const checkpointMs = lastPassAt - SAFETY_LAG_MS;
+        const checkpointMs = lastPassAt - safetyLagMs;
         const counts = await pass();
+        // With other window settings: what this pass's range (checkpoint, new checkpoint] holds now.
+        const inRange = window ? await snapshots(sim) : undefined;
+        const newCheckpointMs = lastPassAt - safetyLagMs;
         for (const [name, requests] of counts) {
           const feed = FEEDS[name];
           const list = WHOLE_LISTS[name];
@@ -236,7 +260,10 @@ export async function benchStreamPasses(options: { variant: 'main' | 'brokerage'
           let changes = 0;
           let reread = 0;
           let minimum = 1;
-          if (feed) {
+          if (feed && inRange) {
+            changes = within(inRange.get(feed)!, checkpointMs + 1, newCheckpointMs);
+            minimum = Math.ceil(changes / PAGE) + 1;
+          } else if (feed) {
             changes = changesFrom ? changed(changesFrom.get(feed)!, after.get(feed)!) : 0;
             // Unchanged records in [checkpoint − lookback, checkpoint]: delivered before, read again.
             // Brokerage day windows start at 00:00Z of that day (its filters are dates).

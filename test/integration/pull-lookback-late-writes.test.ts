@@ -24,18 +24,18 @@ afterEach(async () => {
 
 const MIN = 60_000;
 
-async function lateWriteAfterFirstPass(lookback: string, lateMs: number, variant: 'main' | 'brokerage' = 'main') {
+async function lateWriteAfterFirstPass(lookback: string, lateMs: number, variant: 'main' | 'brokerage' = 'main', safetyLagMs?: number) {
   sim = await startSim({ variant, loads: 300, seed: 41 });
   const dir = tempDir('late-write');
   dirs.push(dir);
-  const config = pullConfig({ sim, dir, streams: ['loads'], streamSettings: { lookback } });
+  const config = pullConfig({ sim, dir, streams: ['loads'], streamSettings: { lookback, ...(safetyLagMs === undefined ? {} : { safetyLag: `PT${safetyLagMs / 1000}S` }) } });
   const first = await syncOnce(config, dir);
   expect(first[0]).toMatchObject({ status: 'ok' });
   const live = (await collectTruth(sim, 'loads')).filter((r) => r.isDeleted !== true);
   const ref = String(live[Math.floor(live.length / 2)]!.reference_number);
   // The first pass read up to (server now − safety lag); this write's updatedAt is `lateMs` before now.
   const written = sim.updateLoadLate(ref, { driverNote: `entered ${lateMs} ms late` }, lateMs);
-  ageChangesPastSafetyLag(sim);
+  ageChangesPastSafetyLag(sim, safetyLagMs);
   const second = await syncOnce(config, dir);
   expect(second[0]).toMatchObject({ status: 'ok' });
   const truth = await collectTruth(sim, 'loads');
@@ -62,6 +62,14 @@ describe('lookback: writes that become visible late', () => {
     const { ref, comparison, delivered } = await lateWriteAfterFirstPass('PT0S', 1 * MIN);
     expect(comparison.stale).toEqual([ref]);
     expect(delivered).toBe(0);
+  });
+
+  it('a safety lag as long as the lateness catches the write with no lookback: each record read once, delivered that much later', async () => {
+    // The first pass read up to (now − 2 min): a write stamped 1 min before now lies after its
+    // checkpoint, so the next pass (once it is 2 min old) reads it — with no second read of anything.
+    // (It also delivers the records changed in the 2 minutes before the first pass: the lag held them back.)
+    const { comparison } = await lateWriteAfterFirstPass('PT0S', 1 * MIN, 'main', 2 * MIN);
+    expect(comparison).toMatchObject({ missing: [], stale: [], phantom: [] });
   });
 
   it('a write later than the lookback is missed as well (size the lookback to the lateness the API shows); reconcile finds it and --repair fixes it', async () => {
