@@ -18,7 +18,13 @@ interface LockHolder {
   token: string;
   at: string;
   /** The lease the holder wrote under when it wrote the lock (ConnectorContext.writerFence). */
-  fence?: { scope: string; epoch: number };
+  fence?: LeaseMark;
+}
+
+/** A lease as a lock file names it. */
+interface LeaseMark {
+  scope: string;
+  epoch: number;
 }
 
 /**
@@ -65,8 +71,8 @@ const heldHere = new Set<string>();
 export class DropWriterLock {
   private held = false;
   private lastRefresh = 0;
-  /** The lease epoch the lock file was last written under (undefined: none). */
-  private writtenUnder: number | undefined;
+  /** The lease the lock file names (undefined: none). */
+  private written: LeaseMark | undefined;
   private readonly token = randomBytes(8).toString('hex');
   private readonly host: string;
   private readonly now: () => number;
@@ -100,7 +106,7 @@ export class DropWriterLock {
       if (await this.target.createExclusive(this.stagingDir, WRITER_LOCK, this.content(fence))) {
         this.held = true;
         this.lastRefresh = this.now();
-        this.writtenUnder = fence?.epoch;
+        this.written = fence;
         heldHere.add(this.token);
         return true;
       }
@@ -144,16 +150,21 @@ export class DropWriterLock {
     if (!this.held) return;
     const since = this.now() - this.lastRefresh;
     const fence = this.liveFence();
-    if (since < REFRESH_MS && fence?.epoch === this.writtenUnder) return;
+    // Held since the lock was written under it, or never under a lease: the rules above say no one took it.
+    const sameTenure = fence ? fence.epoch === this.written?.epoch : this.written === undefined;
+    if (since < REFRESH_MS && sameTenure) return;
     const holder = await this.holder();
     if (holder?.token !== this.token) {
       this.held = false;
       heldHere.delete(this.token);
       throw new DropWriterLockLostError(this.target.describe(this.stagingDir), holder, since);
     }
-    await writeFileAtomic(this.target, this.stagingDir, WRITER_LOCK, this.content(fence));
+    // Its lease ended (a publish at close, say): the lock keeps naming it, so a later epoch still
+    // takes it over at once — and this writer reads it before each step from now on.
+    const mark = fence ?? this.written;
+    await writeFileAtomic(this.target, this.stagingDir, WRITER_LOCK, this.content(mark));
     this.lastRefresh = this.now();
-    this.writtenUnder = fence?.epoch;
+    this.written = mark;
   }
 
   async release(): Promise<void> {
@@ -191,14 +202,14 @@ export class DropWriterLock {
   }
 
   /** The lease this writer works under, while it is held. */
-  private liveFence(): WriterFence | undefined {
+  private liveFence(): LeaseMark | undefined {
     const fence = this.fenceOf?.();
-    return fence?.held() ? fence : undefined;
+    return fence?.held() ? { scope: fence.scope, epoch: fence.epoch } : undefined;
   }
 
-  private content(fence: WriterFence | undefined): Buffer {
+  private content(mark: LeaseMark | undefined): Buffer {
     const holder: LockHolder = { host: this.host, pid: process.pid, token: this.token, at: new Date(this.now()).toISOString() };
-    if (fence) holder.fence = { scope: fence.scope, epoch: fence.epoch };
+    if (mark) holder.fence = mark;
     return Buffer.from(JSON.stringify(holder));
   }
 }

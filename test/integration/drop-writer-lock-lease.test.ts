@@ -114,6 +114,24 @@ describe('drop writer lock under an account lease', () => {
     expect(await published()).toEqual(['1', 'c', '2']);
   });
 
+  it('a writer that goes on after its lease ended keeps naming that lease in the lock: a later epoch still takes it over at once', async () => {
+    const { writer, lockFile, published } = await setup();
+    const a = writer('host-a');
+    const b = writer('host-b');
+    a.tenure.begin(1);
+    await a.write('1');
+    // A page racing the tenure's cut: the lock is read (still host-a's) and rewritten — with epoch 1, not without a lease.
+    a.tenure.end();
+    await a.write('2');
+    expect((await lockFile()).fence).toEqual({ scope: SCOPE, epoch: 1 });
+    b.tenure.begin(2);
+    await settlesSoon(b.write('x'), 'host-b writing');
+    expect(await published()).toEqual(['1', '2']);
+    await expect(a.write('3')).rejects.toBeInstanceOf(DropWriterLockLostError);
+    await b.sink.close();
+    expect(await published()).toEqual(['1', '2', 'x']);
+  });
+
   it('a lock of the same or a later epoch, or of another lease, is not taken over', async () => {
     const { writer, lockFile, published } = await setup();
     const a = writer('host-a');
