@@ -1,12 +1,12 @@
 import { createReadStream } from 'node:fs';
-import { mkdtemp, open as openFile, rm, type FileHandle } from 'node:fs/promises';
-import os from 'node:os';
+import { open as openFile, rm, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { FileTarget, RangeReader, StagedFile } from './file-target.js';
 import { writeFileAtomic } from './file-target.js';
 import { BATCH_DONE_SUFFIX, BATCH_MANIFEST_SUFFIX, batchDataFileName } from './file-names.js';
 import type { CsvFormat } from './format-options.js';
 import { decodeChunk, type ChunkTable, type PartLayout, type TableInfo } from './page-chunk.js';
+import { createSpoolDir } from './publish-spool.js';
 
 /** Suffix of the staging note saying a batch is fully published (its pages may go). */
 export const PUBLISHED_SUFFIX = '.published';
@@ -224,7 +224,7 @@ async function* tableChunks(table: string, pages: readonly StagedPage[], read: (
  */
 async function spoolTables(request: PublishRequest): Promise<BatchFile[]> {
   const { target, stagingDir, pages } = request;
-  const spoolDir = await mkdtemp(path.join(os.tmpdir(), 'freight-sync-publish-'));
+  const spoolDir = await createSpoolDir();
   const spools = new Map<string, string>();
   const handles = new Map<string, FileHandle>();
   try {

@@ -4,6 +4,7 @@ import type { CommandSource, ConnectorContext, FileStore, ConnectorFactory, Conn
 import { FileDropSink } from '../file-drop/drop-sink.js';
 import { DropSinkReader, inPages } from '../file-drop/drop-reader.js';
 import { TargetFileStore } from '../file-drop/file-store.js';
+import { removeOrphanSpools } from '../file-drop/publish-spool.js';
 import { removeStaleTempFiles } from '../file-drop/retention.js';
 import { STAGING_DIR, STALE_TEMP_MS } from '../file-drop/index.js';
 import { InboxSource } from '../file-inbox/inbox-source.js';
@@ -88,6 +89,11 @@ export const sftpConnector: ConnectorFactory<SftpOptions> = {
           } catch (error) {
             throw new SftpError('SFTP_KEY_FILE', `sftp ${session.server}: cannot read privateKeyPath ${file}: ${(error as Error).message}`, { cause: error });
           }
+        }
+        if (remoteDir) {
+          // A process killed while it published left its local spool of a batch behind.
+          const orphans = await removeOrphanSpools();
+          if (orphans.length > 0) logger.warn({ removed: orphans }, 'removed local spool folders left by a process killed while it published');
         }
         await session.run(async () => {
           if (remoteDir) {
