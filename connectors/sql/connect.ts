@@ -5,6 +5,7 @@ import { CompiledQuery, Kysely, MssqlDialect, MysqlDialect, PostgresDialect, Sql
 import type { SqlOptions } from './options.js';
 import { MiniPool } from './mssql-pool.js';
 import { preparingClient } from './prepared-statements.js';
+import { SQLITE_BUSY_WAIT_MS } from './lock-retry.js';
 import { loadDriver } from '../../src/util/optional-driver.js';
 import { withStatementCache } from '../../src/util/sqlite-statements.js';
 
@@ -40,9 +41,11 @@ function sqliteDialect(filename: string, baseDir: string): Dialect {
     database: async () => {
       if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
       const db = new Database(file);
-      // WAL lets the ERP read while the daemon writes; a writer waits for the ERP's lock instead of failing.
+      // WAL lets the ERP read while the daemon writes. A writer waits for the ERP's lock instead of
+      // failing — but between attempts (lock-retry.ts), never long inside SQLite's busy handler,
+      // which would hold the whole (synchronous) daemon.
       db.pragma('journal_mode = WAL');
-      db.pragma('busy_timeout = 10000');
+      db.pragma(`busy_timeout = ${SQLITE_BUSY_WAIT_MS}`);
       db.pragma('synchronous = NORMAL');
       // The sink runs the same statements batch after batch: prepared once per text, not per query.
       return withStatementCache(db);

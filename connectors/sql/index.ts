@@ -5,6 +5,7 @@ import { openDatabase, type AnyDb } from './connect.js';
 import { describeSqlTarget, SqlConnectError } from './connect-error.js';
 import { ensureSchema, ensureStreamTables, ensureTable, pendingMigration, specOfPlan } from './ensure-tables.js';
 import { applyMigration } from './schema-migration.js';
+import { withLockRetry } from './lock-retry.js';
 import { errorsTableSpec } from './errors-table.js';
 import { checkSqlMappings } from './check-mappings.js';
 import { assertIdentifier } from './identifiers.js';
@@ -87,13 +88,20 @@ export const sqlConnector: ConnectorFactory<SqlOptions> = {
       async init(signal: AbortSignal) {
         throwIfAborted(signal);
         await ping();
-        await ensureSchema(db, ctx, ensureOptions);
-        await ensureTable(db, ctx, errorsTableSpec(errorsTable, options.textLength), ensureOptions, 'errors table');
-        if (options.staging) await ensureTable(db, ctx, stagingTableSpec(options.staging.table, options.textLength), ensureOptions, 'staging table');
-        for (const stream of planned.keys()) {
-          throwIfAborted(signal);
-          await streamFor(stream);
-        }
+        // Every step checks before it changes anything: a step another writer's lock held up is run again.
+        await withLockRetry(
+          options.dialect,
+          async () => {
+            await ensureSchema(db, ctx, ensureOptions);
+            await ensureTable(db, ctx, errorsTableSpec(errorsTable, options.textLength), ensureOptions, 'errors table');
+            if (options.staging) await ensureTable(db, ctx, stagingTableSpec(options.staging.table, options.textLength), ensureOptions, 'staging table');
+            for (const stream of planned.keys()) {
+              throwIfAborted(signal);
+              await streamFor(stream);
+            }
+          },
+          signal,
+        );
         logger.info({ streams: [...planned.keys()], schema: options.schema ?? null, tablePrefix: options.tablePrefix }, 'sql connector ready');
       },
       async migrate({ apply }, signal: AbortSignal) {

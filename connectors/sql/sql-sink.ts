@@ -1,5 +1,5 @@
 import { mappingRejections, type ContractLogger as Logger, type RecordBatch, type RecordMappingError, type RecordSink, type SinkAck, type StreamMapper, type SyncRecord } from '../../src/contracts/index.js';
-import { sleep, throwIfAborted } from '../../src/util/abort.js';
+import { throwIfAborted } from '../../src/util/abort.js';
 import type { AnyDb } from './connect.js';
 import { classifyDbError, columnOfError } from './db-errors.js';
 import { canWriteInOneStatement, writeBatchInOneStatement } from './batch-statement.js';
@@ -10,6 +10,7 @@ import type { StatementContext } from './statements.js';
 import type { StreamPlan } from './table-plan.js';
 import { TableWriteError, writeGroups } from './write-groups.js';
 import type { SqlOptions } from './options.js';
+import { withLockRetry } from './lock-retry.js';
 
 export interface SqlSinkDeps {
   readonly db: AnyDb;
@@ -56,16 +57,22 @@ export class SqlSink implements RecordSink {
     const groups = groupRecords(mapped, batch.records, errors, plan);
     const mappingRows = mappingErrorRows(batch.batchId, errors, mapper);
 
-    for (let attempt = 1; ; attempt += 1) {
-      try {
-        const refused = await this.writeOnce(batch, plan, mapper, groups, mappingRows, signal);
-        return { rejected: [...mappingRejections(errors), ...refused.map((r) => ({ key: r.group.record.key, reason: r.error.message }))] };
-      } catch (error) {
-        const cause = error instanceof TableWriteError ? error.cause : error;
-        if (attempt >= MAX_ATTEMPTS || signal.aborted || !classifyDbError(this.deps.ctx.dialect, cause).retryable) throw describeFailure(error, batch.stream);
-        this.deps.logger.warn({ stream: batch.stream, batchId: batch.batchId, attempt, err: cause }, 'sql batch hit a deadlock or lock timeout; retrying');
-        await sleep(100 * attempt * attempt, signal);
-      }
+    const { dialect } = this.deps.ctx;
+    try {
+      const refused = await withLockRetry(dialect, () => this.writeOnce(batch, plan, mapper, groups, mappingRows, signal), signal, {
+        attempts: MAX_ATTEMPTS,
+        // A failed table write is retried when what failed it is.
+        causeOf: (error) => (error instanceof TableWriteError ? error.cause : error),
+        onRetry: (error, attempt) => {
+          // A SQLite file another writer holds is retried every few ms: said once, not per try.
+          if (dialect === 'sqlite' && attempt > 1) return;
+          const message = dialect === 'sqlite' ? 'sql batch waits for another writer of the SQLite file; retrying' : 'sql batch hit a deadlock or lock timeout; retrying';
+          this.deps.logger.warn({ stream: batch.stream, batchId: batch.batchId, attempt, err: error instanceof TableWriteError ? error.cause : error }, message);
+        },
+      });
+      return { rejected: [...mappingRejections(errors), ...refused.map((r) => ({ key: r.group.record.key, reason: r.error.message }))] };
+    } catch (error) {
+      throw describeFailure(error, batch.stream);
     }
   }
 

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { CommandSource, InboundRequest, InboundResult, InboundUnit } from '../../src/contracts/index.js';
-import { sleep, throwIfAborted } from '../../src/util/abort.js';
-import { classifyDbError } from './db-errors.js';
+import { throwIfAborted } from '../../src/util/abort.js';
+import { withLockRetry } from './lock-retry.js';
 import type { ContractLogger as Logger } from '../../src/contracts/index.js';
 import type { AnyDb } from './connect.js';
 import type { SqlDialectName } from './options.js';
@@ -50,25 +50,23 @@ export class StagingSource implements CommandSource {
     throwIfAborted(signal);
     const { db, ctx } = this;
     const now = new Date();
-    const stale = await db
-      .updateTable(this.table)
-      .set({ status: 'new', claim_token: null, claimed_at: null })
-      .where('status', '=', 'claimed')
-      .where('claimed_at', '<', timestampValue(ctx.dialect, new Date(now.getTime() - this.settings.claimTimeoutMs)))
-      .executeTakeFirst();
+    const stale = await withLockRetry(
+      ctx.dialect,
+      () =>
+        db
+          .updateTable(this.table)
+          .set({ status: 'new', claim_token: null, claimed_at: null })
+          .where('status', '=', 'claimed')
+          .where('claimed_at', '<', timestampValue(ctx.dialect, new Date(now.getTime() - this.settings.claimTimeoutMs)))
+          .executeTakeFirst(),
+      signal,
+    );
     if (Number(stale.numUpdatedRows) > 0) {
       this.logger.warn({ table: this.table, rows: Number(stale.numUpdatedRows) }, 'staging rows left claimed by an earlier run are claimed again');
     }
 
     // Two daemons claiming at once can deadlock on MySQL/MariaDB; the claim is one statement, so retrying is safe.
-    for (let attempt = 1; ; attempt += 1) {
-      try {
-        return await this.claim(now, signal);
-      } catch (error) {
-        if (attempt >= 5 || !classifyDbError(ctx.dialect, error).retryable) throw error;
-        await sleep(20 * attempt + Math.floor(Math.random() * 20), signal);
-      }
-    }
+    return withLockRetry(ctx.dialect, () => this.claim(now, signal), signal, { attempts: 5, pauseMs: (attempt) => 20 * (attempt - 1) + Math.floor(Math.random() * 20) });
   }
 
   private async claim(now: Date, signal: AbortSignal): Promise<InboundUnit[]> {
@@ -132,12 +130,19 @@ export class StagingSource implements CommandSource {
     throwIfAborted(signal);
     const ids = unit.requests.map((r) => r.ref);
     if (ids.length === 0) return;
-    await this.db.updateTable(this.table).set({ status: 'queued' }).where('id', 'in', ids).where('status', '=', 'claimed').execute();
+    await withLockRetry(this.ctx.dialect, () => this.db.updateTable(this.table).set({ status: 'queued' }).where('id', 'in', ids).where('status', '=', 'claimed').execute(), signal);
   }
 
   async writeBack(unitId: string, results: readonly InboundResult[], signal: AbortSignal): Promise<void> {
     throwIfAborted(signal);
     if (results.length === 0) return;
+    const { dialect } = this.ctx;
+    await withLockRetry(dialect, () => this.writeBackOnce(results), signal);
+    this.logger.debug({ table: this.table, unit: unitId, results: results.length }, 'staging results written back');
+  }
+
+  /** One transaction setting every result (the same values again when retried). */
+  private async writeBackOnce(results: readonly InboundResult[]): Promise<void> {
     const { dialect } = this.ctx;
     await this.db.transaction().execute(async (trx) => {
       for (const result of results) {
@@ -155,7 +160,6 @@ export class StagingSource implements CommandSource {
           .execute();
       }
     });
-    this.logger.debug({ table: this.table, unit: unitId, results: results.length }, 'staging results written back');
   }
 }
 
