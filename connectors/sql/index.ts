@@ -117,7 +117,10 @@ export const sqlConnector: ConnectorFactory<SqlOptions> = {
           if (!migration) continue;
           migrations.push(migration);
           if (apply) {
-            await applyMigration(db, ctx, migration);
+            // SQLite rebuilds a table in one transaction: held up by another writer of the file, it
+            // is run again. (MySQL's DDL commits statement by statement: never re-run half-done.)
+            if (options.dialect === 'sqlite') await withLockRetry('sqlite', () => applyMigration(db, ctx, migration), signal);
+            else await applyMigration(db, ctx, migration);
             logger.info({ table: migration.table, columns: migration.changes.map((c) => c.column) }, `migrated ${migration.table}`);
           }
         }
