@@ -298,10 +298,12 @@ export class ApiClient {
   }
 
   /**
-   * Waits for a token refresh in flight (and the save of its pair) to end, then releases the
-   * sockets: what shutdown calls, before the state database it stores the pair in is closed.
+   * Ends a token refresh's waits for other processes, waits for a rotation in flight (and the save
+   * of its pair) to end, then releases the sockets: what shutdown calls, before the state database
+   * it stores the pair in is closed.
    */
   async shutdown(): Promise<void> {
+    this.tokens.stopWaiting();
     await this.tokens.settled();
     this.close();
   }

@@ -1,10 +1,11 @@
 import { createHash, randomUUID } from 'node:crypto';
 import os from 'node:os';
-import { isAbortError, linkSignals, sleep } from '../util/abort.js';
+import { abortReason, isAbortError, linkSignals, sleep, throwIfAborted } from '../util/abort.js';
 import type { Logger } from '../util/logger.js';
 import { registerSecret } from '../util/secrets.js';
 import { ApiAuthError, ApiEncodingError, ApiError, ApiNetworkError, ApiResponseError, ReauthRequiredError, TokenLockExpiredError } from './errors.js';
 import { readJwtTimes } from './jwt.js';
+import { RefreshParty } from './refresh-party.js';
 import type { TokenRecord } from './schemas/resources.js';
 import type { ServerClock } from './server-clock.js';
 import { TOOK_OVER_EXPIRED_LOCK, type ReauthMark, type StoredTokens, type TokenStore } from '../contracts/token-store.js';
@@ -91,6 +92,10 @@ export class TokenManager {
   private pendingSave: Promise<void> | undefined;
   private loading: Promise<void> | undefined;
   private refreshing: Promise<string> | undefined;
+  /** The callers of the refresh in flight (refresh-party.ts). */
+  private refreshParty: RefreshParty | undefined;
+  /** Aborted by `stopWaiting` (shutdown): refreshes stop waiting for other processes, none starts. */
+  private readonly stopping = new AbortController();
   /** The refresh in flight's caller check before a rotation is sent (accessToken's beforeRotation). */
   private beforeRotation: (() => void) | undefined;
   /** `<pid>:<unique>:<host>`: a lock left by a process of this host that no longer runs is taken over at once. */
@@ -176,7 +181,7 @@ export class TokenManager {
   async onUnauthorized(rejectedToken: string, signal?: AbortSignal, beforeRotation?: () => void): Promise<string> {
     await this.ensureLoaded();
     await this.assertNotPaused(false);
-    if (this.refreshing) return this.refreshing;
+    if (this.refreshing) return this.refreshParty!.join(this.refreshing, signal);
     const token = this.current?.accessToken;
     if (token && token !== rejectedToken) return token;
     if (this.current) this.current = { ...this.current, accessToken: null, accessExpiresAt: null };
@@ -227,14 +232,35 @@ export class TokenManager {
 
   private refresh(signal?: AbortSignal, rejectedToken?: string, beforeRotation?: () => void): Promise<string> {
     if (!this.refreshing) {
-      // The refresh is shared by whoever asks meanwhile; the first caller's check guards it.
+      if (this.stopping.signal.aborted) return Promise.reject(abortReason(this.stopping.signal));
+      // The refresh is shared by whoever asks meanwhile; the first caller's check guards it. It
+      // runs under the party's signal, not the first caller's: each caller leaves when its own
+      // signal aborts, and the refresh stops waiting once none is left (refresh-party.ts).
+      const party = new RefreshParty(this.stopping.signal);
       this.beforeRotation = beforeRotation;
-      this.refreshing = this.refreshUnderLock(signal, rejectedToken).finally(() => {
+      this.refreshParty = party;
+      this.refreshing = this.refreshUnderLock(party.signal, rejectedToken).finally(() => {
+        party.dispose();
         this.refreshing = undefined;
+        this.refreshParty = undefined;
         this.beforeRotation = undefined;
       });
+      // Each caller gets the outcome through its own join; when every caller has left (a caller
+      // whose signal was already aborted never attaches to it), its failure must not surface as
+      // an unhandled rejection, which ends the process (cluster chaos: a replica exited with the
+      // LeaseLostError of a tenure cut before its refresh began).
+      this.refreshing.catch(() => undefined);
     }
-    return this.refreshing;
+    return this.refreshParty!.join(this.refreshing, signal);
+  }
+
+  /**
+   * Shutdown: a refresh in flight stops waiting for other processes (their lock, their late
+   * rotation) and none starts. A rotation already sent is not cut: its answer is the account's
+   * only live pair on brokerage, and `settled` waits for it to be stored.
+   */
+  stopWaiting(): void {
+    this.stopping.abort(new Error('the API client is shutting down'));
   }
 
   /**
@@ -307,6 +333,9 @@ export class TokenManager {
         // Still taken over: a holder paused even longer may store its pair after a rejection.
         this.tookOverExpiredLock = true;
       }
+      // Nobody waits for this refresh any more (each caller's signal aborted, or shutdown): the
+      // lock is released unspent rather than a rotation sent that no one needs.
+      throwIfAborted(signal);
       // The API call must end before the lock can be taken over by someone else: a quarter of the
       // lock's life (at most 10 s) stays for writing the tokens and releasing it.
       const callMs = callDeadlineMs(ttlMs);
@@ -385,7 +414,10 @@ export class TokenManager {
       if (adopted !== undefined) return adopted;
       if (this.current?.refreshToken && this.current.refreshToken !== spent) {
         logger.info('another process stored a newer refresh token; refreshing with it');
-        return this.doRefresh(signal ?? new AbortController().signal, rejectedToken, true);
+        throwIfAborted(signal);
+        // A brokerage rotation once sent is not cut by the signal (as in refreshUnderLock).
+        const callSignal = this.options.variant === 'brokerage' ? new AbortController().signal : (signal ?? new AbortController().signal);
+        return this.doRefresh(callSignal, rejectedToken, true);
       }
     }
     return undefined;
@@ -645,7 +677,8 @@ export class TokenManager {
 
   /**
    * Resolves once no refresh is in flight and no rotated pair waits to be stored, or after
-   * `maxWaitMs` (a refresh waiting on another process's lock must not hold a shutdown for long). Shutdown awaits it before it closes the transport and the state
+   * `maxWaitMs` (`stopWaiting` first ends a refresh that only waits for another process; a
+   * rotation's answer may take that long). Shutdown awaits it before it closes the transport and the state
    * database: on brokerage a rotation in flight is the account's only live pair, and closing under
    * it (a rolling restart) lost the pair and locked a bare-pair account out (cluster chaos).
    */
