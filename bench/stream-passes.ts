@@ -145,14 +145,15 @@ async function liveEntries(sim: SimulatorHandle, resource: TruthResource): Promi
 }
 
 /**
- * Window settings other than the product defaults, for every stream: e.g. a safety lag as long as
- * the lookback was, and no lookback — the same cover for late writes, each record read once.
+ * Window settings other than the product defaults, for every stream: e.g. `lateWriteCover: lag`
+ * (the lookback moved into the safety lag) — the same cover for late writes, each record read once.
  * Changes are then counted as what each pass's range holds: records whose time lies after the
  * previous pass's checkpoint and up to this one's (the range is no longer the last interval).
  */
 export interface PassWindow {
-  readonly lookback: string;
-  readonly safetyLag: string;
+  /** `sync.defaults` settings, as in a config file. */
+  readonly settings: Record<string, string>;
+  /** How far behind the server clock each range ends with them. */
   readonly safetyLagMs: number;
 }
 
@@ -183,7 +184,7 @@ export async function benchStreamPasses(options: { variant: 'main' | 'brokerage'
         log: { level: 'silent' },
         // Product defaults for every window setting; only where the history starts is the simulator's.
         sync: {
-          defaults: { initialFrom: sim.options.dataStart, ...(window ? { lookback: window.lookback, safetyLag: window.safetyLag } : {}) },
+          defaults: { initialFrom: sim.options.dataStart, ...(window?.settings ?? {}) },
           streams: Object.fromEntries(names.map((name) => [name, { sinks: ['out'] }])),
         },
         connectors: { out: { type: 'csv', options: { directory: path.join(dir, 'out') } } },

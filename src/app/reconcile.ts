@@ -6,7 +6,7 @@ import { runReconcile, type ReconcileStreamInput } from '../reconcile/run-reconc
 import { UsageError } from '../util/errors.js';
 import type { ConnectorSet } from '../plugins/create-connectors.js';
 import type { NamedSink, StreamRunDeps } from '../sync/stream-runner.js';
-import { backfillPlan, type ResolvedStream } from './stream-settings.js';
+import { backfillPlan, effectiveSafetyLagMs, type ResolvedStream } from './stream-settings.js';
 
 /** The parts of the opened app a reconcile uses (AppContext has them; compose.ts wires `run`'s). */
 export interface ReconcileAppParts {
@@ -65,8 +65,9 @@ export function reconcileApp(app: ReconcileAppParts, request: ReconcileRequest):
         definition: stream.definition,
         pageSize: stream.pageSize,
         options: stream.options,
-        plan: (from: string, to: string) => backfillPlan(stream.settings, from, to),
-        safetyLagMs: stream.settings.safetyLag,
+        plan: (from: string, to: string) => backfillPlan(stream, from, to),
+        // Under the lag's cover, polling reaches only this far: newer changes are not expected yet.
+        safetyLagMs: effectiveSafetyLagMs(stream),
         sinks: writers.map((writer) => {
           const handle = app.connectors?.get(writer.name);
           const mapping = handle?.mappings.get(stream.definition.name);

@@ -65,7 +65,7 @@ export class StreamScheduler {
           sinks: this.deps.sinksFor(stream),
           pageSize: stream.pageSize,
           options: stream.options,
-          plan: incrementalPlan(stream.settings),
+          plan: incrementalPlan(stream),
           command: 'run',
           signal: this.options.abortSignal,
           stopSignal: this.options.stopSignal,

@@ -13,6 +13,26 @@ export interface ResolvedStream {
   options: Record<string, unknown>;
   pageSize: number;
   sinks: string[];
+  /** Late writes are covered by the safety lag rather than the lookback (lateWriteCover, coverByLag). */
+  lagCover: boolean;
+}
+
+/**
+ * Whether a stream's late writes are covered by the safety lag (each record read once, polled
+ * changes delivered `lookback` later) rather than by re-reading the lookback every pass. `auto`
+ * chooses the lag for the loads stream when webhooks are on: load events bring its changes in
+ * seconds and polling is the safety net, so the lookback's re-reads — half of a busy account's
+ * `GET /loads` requests (issue 14: 2.0 times the minimum a pass) — buy nothing a user sees.
+ * Other streams have no webhook events (spec §6.3): polling is their only path, kept prompt.
+ */
+export function coverByLag(name: StreamName, settings: StreamConfig, webhooksEnabled: boolean): boolean {
+  if (settings.lateWriteCover === 'auto') return name === 'loads' && webhooksEnabled;
+  return settings.lateWriteCover === 'lag';
+}
+
+/** How far behind the server clock a stream's ranges end: the safety lag, plus the lookback under the lag's cover. */
+export function effectiveSafetyLagMs(stream: Pick<ResolvedStream, 'settings' | 'lagCover'>): number {
+  return stream.settings.safetyLag + (stream.lagCover ? stream.settings.lookback : 0);
 }
 
 /**
@@ -59,22 +79,31 @@ export function checkStreams(config: FreightSyncConfig, only?: readonly string[]
         continue;
       }
     }
-    resolved.push({ definition, settings, options: parsed.data as Record<string, unknown>, pageSize: settings.pageSize, sinks: settings.sinks });
+    resolved.push({
+      definition,
+      settings,
+      options: parsed.data as Record<string, unknown>,
+      pageSize: settings.pageSize,
+      sinks: settings.sinks,
+      lagCover: coverByLag(name, settings, config.webhooks.enabled),
+    });
   }
   return { resolved, issues };
 }
 
-export function incrementalPlan(settings: StreamConfig): RunPlan {
+export function incrementalPlan(stream: Pick<ResolvedStream, 'settings' | 'lagCover'>): RunPlan {
+  const settings = stream.settings;
   return {
     mode: 'incremental',
     lookbackMs: settings.lookback,
     safetyLagMs: settings.safetyLag,
+    lagCover: stream.lagCover,
     initialFrom: settings.initialFrom,
     maxWindowMs: settings.maxWindow,
     minWindowMs: settings.minWindow,
   };
 }
 
-export function backfillPlan(settings: StreamConfig, from: string, to: string): RunPlan {
-  return { ...incrementalPlan(settings), mode: 'backfill', from, to, lookbackMs: 0 };
+export function backfillPlan(stream: Pick<ResolvedStream, 'settings' | 'lagCover'>, from: string, to: string): RunPlan {
+  return { ...incrementalPlan(stream), mode: 'backfill', from, to, lookbackMs: 0 };
 }

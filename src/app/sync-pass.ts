@@ -21,7 +21,7 @@ export async function runPass(app: AppContext, options: PassOptions): Promise<St
   for (const stream of app.streams) {
     if (options.stopSignal?.aborted || options.signal.aborted) break;
     if (stream.definition.pushOnly) continue;
-    const plan = options.backfill ? backfillPlan(stream.settings, options.backfill.from, options.backfill.to) : incrementalPlan(stream.settings);
+    const plan = options.backfill ? backfillPlan(stream, options.backfill.from, options.backfill.to) : incrementalPlan(stream);
     const summary = await runStream(app.deps, {
       definition: stream.definition,
       sinks: app.sinksFor(stream),

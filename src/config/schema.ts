@@ -6,6 +6,7 @@ import { cronFieldProblem } from './cron-fields.js';
 import { describeValue } from './format-issues.js';
 import {
   API_VARIANTS,
+  LATE_WRITE_COVERS,
   REQUEST_ENCODINGS,
   defaultRequestEncoding,
   LOG_LEVELS,
@@ -201,6 +202,7 @@ const streamSettingsShape = {
   initialFrom: isoDateTime(),
   maxWindow: isoDuration(),
   minWindow: isoDuration(),
+  lateWriteCover: z.enum(LATE_WRITE_COVERS),
 };
 
 const defaultsSchema = z.strictObject({
@@ -211,6 +213,7 @@ const defaultsSchema = z.strictObject({
   initialFrom: streamSettingsShape.initialFrom.prefault('2024-01-01T00:00:00Z'),
   maxWindow: streamSettingsShape.maxWindow.prefault('P7D'),
   minWindow: streamSettingsShape.minWindow.prefault('PT1M'),
+  lateWriteCover: streamSettingsShape.lateWriteCover.prefault('auto'),
 });
 
 const streamOptionValue = z.union([z.string(), z.number(), z.boolean()]);
@@ -225,6 +228,7 @@ const streamSchema = z.strictObject({
   initialFrom: streamSettingsShape.initialFrom.optional(),
   maxWindow: streamSettingsShape.maxWindow.optional(),
   minWindow: streamSettingsShape.minWindow.optional(),
+  lateWriteCover: streamSettingsShape.lateWriteCover.optional(),
   options: z.record(z.string(), streamOptionValue).prefault({}),
 });
 
@@ -273,6 +277,7 @@ function mergeStream(defaults: StreamSettings, stream: StreamInput): StreamConfi
     initialFrom: stream.initialFrom ?? defaults.initialFrom,
     maxWindow: stream.maxWindow ?? defaults.maxWindow,
     minWindow: stream.minWindow ?? defaults.minWindow,
+    lateWriteCover: stream.lateWriteCover ?? defaults.lateWriteCover,
     options: stream.options,
   };
 }

@@ -91,7 +91,17 @@ export interface StreamSettings {
   initialFrom: string;
   maxWindow: number;
   minWindow: number;
+  /**
+   * What covers records whose updatedAt lands behind the checkpoint late: `lookback` re-reads the
+   * last `lookback` every pass; `lag` ends each range `lookback` earlier instead, so each record is
+   * read once but polling delivers it that much later; `auto` is `lag` for the loads stream when
+   * webhooks are on (they bring load changes in seconds), `lookback` otherwise.
+   */
+  lateWriteCover: LateWriteCover;
 }
+
+export const LATE_WRITE_COVERS = ['auto', 'lookback', 'lag'] as const;
+export type LateWriteCover = (typeof LATE_WRITE_COVERS)[number];
 
 export interface StreamConfig extends StreamSettings {
   enabled: boolean;

@@ -20,6 +20,12 @@ export interface RunPlan {
   to?: string;
   lookbackMs: number;
   safetyLagMs: number;
+  /**
+   * Late writes are covered by the safety lag instead of the lookback (`lateWriteCover`): ranges
+   * end `lookbackMs` earlier and start at the checkpoint, so each record is read once, later
+   * (window-plan.ts, runRange).
+   */
+  lagCover?: boolean;
   /** Where a stream with no checkpoint starts (ISO). */
   initialFrom: string;
   maxWindowMs: number;

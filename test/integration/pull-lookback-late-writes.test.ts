@@ -82,3 +82,91 @@ describe('lookback: writes that become visible late', () => {
     expect(compareWithTruth(truth, latestByKey(readCsvRows(path.join(dir, 'out'), 'loads')), (r) => String(r.reference_number))).toMatchObject({ missing: [], stale: [], phantom: [] });
   });
 });
+
+describe('lateWriteCover: lag — the lookback moved into the safety lag', () => {
+  async function setUp(cover: 'lag' | 'lookback') {
+    sim = await startSim({ variant: 'main', loads: 300, seed: 43 });
+    const dir = tempDir('late-cover');
+    dirs.push(dir);
+    const live = (await collectTruth(sim, 'loads')).filter((r) => r.isDeleted !== true);
+    const refs = live.map((r) => String(r.reference_number));
+    const config = (lateWriteCover: 'lag' | 'lookback') => pullConfig({ sim: sim!, dir, streams: ['loads'], streamSettings: { lookback: 'PT2M', lateWriteCover } });
+    return { dir, refs, config, first: await syncOnce(config(cover), dir) };
+  }
+  const truthMatches = async (dir: string) =>
+    compareWithTruth(await collectTruth(sim!, 'loads'), latestByKey(readCsvRows(path.join(dir, 'out'), 'loads')), (r) => String(r.reference_number));
+
+  it('catches a write up to the lookback late and reads each change once, where the lookback reads it again', async () => {
+    const reads: Record<string, { unchanged: number; delivered: number }> = {};
+    for (const cover of ['lookback', 'lag'] as const) {
+      const { dir, refs, config } = await setUp(cover);
+      // Twenty plain changes, a minute apart in two groups of ten. The lookback delivers both in
+      // the next pass; the lag holds the later group back for the pass after (and delivers the
+      // records of the first pass's last 2 minutes, which it held back then).
+      for (const ref of refs.slice(0, 10)) sim!.updateLoadLate(ref, { driverNote: `changed under ${cover}` }, 0);
+      sim!.advance(61_000);
+      for (const ref of refs.slice(10, 20)) sim!.updateLoadLate(ref, { driverNote: `changed under ${cover}` }, 0);
+      sim!.advance(62_000);
+      expect((await syncOnce(config(cover), dir))[0]!.status).toBe('ok');
+      // …and a write stamped 1 min before now, behind the lookback-mode checkpoint.
+      const lateRef = refs[150]!;
+      sim!.updateLoadLate(lateRef, { driverNote: `entered late under ${cover}` }, 1 * MIN);
+      sim!.advance(2 * MIN + 3_000);
+      const third = (await syncOnce(config(cover), dir))[0]!;
+      expect(third.status).toBe('ok');
+      expect(await truthMatches(dir)).toMatchObject({ missing: [], stale: [], phantom: [] });
+      reads[cover] = { unchanged: third.unchanged, delivered: third.delivered };
+      await sim!.close();
+      sim = undefined;
+    }
+    // The lookback read the later ten changes a second time (dropped by content hash); the lag
+    // read them once, in this pass, with the late write.
+    expect(reads.lookback).toEqual({ unchanged: 10, delivered: 1 });
+    expect(reads.lag).toEqual({ unchanged: 0, delivered: 11 });
+  });
+
+  it('switching from the lookback to the lag re-reads the old lookback once: a late write behind the old checkpoint is not lost', async () => {
+    const { dir, refs, config } = await setUp('lookback');
+    // The lookback-mode pass read up to now − 2 s. A write stamped 30 s behind that checkpoint
+    // becomes visible after it; the setting changes to the lag before the next pass.
+    sim!.advance(30_000);
+    const lateRef = refs[100]!;
+    sim!.updateLoadLate(lateRef, { driverNote: 'behind the old checkpoint' }, 30_000 + 30_000 + 2_000);
+    sim!.advance(2 * MIN + 3_000);
+    // The first lag-mode range ends past the old checkpoint: it must start a lookback before it
+    // (a range starting at the checkpoint, as a lag-reached one may, would miss the write).
+    const second = (await syncOnce(config('lag'), dir))[0]!;
+    expect(second.status).toBe('ok');
+    expect(await truthMatches(dir)).toMatchObject({ missing: [], stale: [], phantom: [] });
+    expect(second.delivered).toBe(1);
+    // From then on each range starts at the checkpoint: the same late write is not read again.
+    sim!.advance(2 * MIN + 3_000);
+    expect((await syncOnce(config('lag'), dir))[0]).toMatchObject({ status: 'ok', delivered: 0, unchanged: 0 });
+  });
+
+  it('every windowing strategy records the cover and keeps it through a range: keyset, closed and day windows', async () => {
+    const covers = async (variant: 'main' | 'brokerage', streams: string[]) => {
+      sim = await startSim({ variant, loads: 200, seed: 44 });
+      const dir = tempDir('late-cover-kinds');
+      dirs.push(dir);
+      const config = pullConfig({ sim, dir, streams, streamSettings: { lookback: 'PT2M', lateWriteCover: 'lag' } });
+      const marks: Array<Record<string, unknown>> = [];
+      for (let pass = 0; pass < 2; pass++) {
+        for (const summary of await syncOnce(config, dir)) expect(summary.status, summary.stream).toBe('ok');
+        const entries = await withPullApp(config, dir, (app) => app.stores.checkpoints.list());
+        marks.push(Object.fromEntries(entries.filter((e) => streams.includes(e.stream)).map((e) => [e.stream, (e.cursor as { lagCover?: boolean }).lagCover])));
+        sim.advance(3 * MIN);
+      }
+      await sim.close();
+      sim = undefined;
+      return marks;
+    };
+    const every = (streams: string[], mark: true | undefined) => Object.fromEntries(streams.map((s) => [s, mark]));
+    // A first run reads up to the safety lag alone and records no cover; the next, 3 minutes later,
+    // ends past that checkpoint (re-reading its lookback) and records it.
+    // loads: keyset on main, day windows on brokerage; bills and support moves: closed windows.
+    const main = ['loads', 'bills', 'supportMoves'];
+    expect(await covers('main', main)).toEqual([every(main, undefined), every(main, true)]);
+    expect(await covers('brokerage', ['loads'])).toEqual([every(['loads'], undefined), every(['loads'], true)]);
+  });
+});

@@ -147,8 +147,9 @@ describe.each(['main', 'brokerage'] as const)('webhooks after downtime, %s', (va
     expect(fromLog.length).toBeGreaterThan(0);
 
     // 4. The polling safety net finds nothing the webhook path got wrong. Its window ends at the
-    // server clock minus the safety lag: move the clock past the last changes instead of sleeping.
-    ageChangesPastSafetyLag(sim);
+    // server clock minus the safety lag — and, loads being under the lag's cover with webhooks on
+    // (lateWriteCover: auto), minus the lookback: move the clock past the last changes instead of sleeping.
+    ageChangesPastSafetyLag(sim, config.sync.defaults.safetyLag + config.sync.defaults.lookback);
     await syncOnce(config, dir);
     const truth = await collectTruth(sim, 'loads');
     const result = compareWithTruth(truth, latestByKey(readCsvRows(path.join(dir, 'out'), 'loads')), (r) => String(r.reference_number));

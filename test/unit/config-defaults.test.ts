@@ -34,6 +34,7 @@ describe('defaults', () => {
       initialFrom: '2024-01-01T00:00:00.000Z',
       maxWindow: 7 * 86_400_000,
       minWindow: 60_000,
+      lateWriteCover: 'auto',
     });
     expect(config.outbound).toEqual({
       enabled: false,
@@ -78,6 +79,7 @@ describe('defaults', () => {
       initialFrom: '2024-01-01T00:00:00.000Z',
       maxWindow: 604_800_000,
       minWindow: 60_000,
+      lateWriteCover: 'auto',
       options: { includeDeleted: true },
     });
     expect(streams.invoices).toMatchObject({ enabled: false, lookback: 1_200_000, pageSize: 25 });

@@ -12,7 +12,7 @@ function connectors(instances: Record<string, { files?: FileStore }>): Connector
 }
 
 function stream(options: Record<string, unknown>): ResolvedStream {
-  return { definition: streamByName('documentFiles'), options, sinks: ['erp'], pageSize: 50, settings: {} as ResolvedStream['settings'] };
+  return { definition: streamByName('documentFiles'), options, sinks: ['erp'], pageSize: 50, settings: {} as ResolvedStream['settings'], lagCover: false };
 }
 
 describe('file stores of streams (documentFiles filesTo)', () => {

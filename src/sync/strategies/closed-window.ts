@@ -3,7 +3,7 @@ import type { Page } from '../../api/paging.js';
 import { FreightSyncError } from '../../util/errors.js';
 import type { Chunk, RawRecord, RunPlan, StreamEnv } from '../stream-definition.js';
 import { iso, laterMark, toMs } from '../time.js';
-import { openFirstWindow } from '../window-plan.js';
+import { keepCover, lagCoverField, openFirstWindow } from '../window-plan.js';
 
 /**
  * Closed windows for endpoints without an updatedAt sort whose filters take a time (bills,
@@ -19,6 +19,8 @@ import { openFirstWindow } from '../window-plan.js';
 export const windowCursorSchema = z.strictObject({
   mode: z.literal('window'),
   highWater: z.string().nullable(),
+  /** The checkpoint was reached with the safety lag's cover (window-plan.ts, runRange). */
+  lagCover: lagCoverField,
   /** Current adaptive window length. */
   spanMs: z.number().positive().nullable(),
   window: z
@@ -94,7 +96,7 @@ export async function* readClosedWindows(
       const held = yield* pageByCount(source, { window, first, limit: limit!, state }, signal);
       if (held) {
         const nextSpan = clamp(Math.round(span * clamp((limit! * TARGET_FILL) / Math.max(first.count, 1), 0.5, 2)), minSpan, maxSpan);
-        const next = afterWindow(state.highWater, window, nextSpan);
+        const next = afterWindow(state, window, nextSpan);
         yield { records: [], cursor: next, batchId: `${window.from}_${window.to}_counted`, pages: 0, rejected: [] };
         state = next;
         if (!state.window) return;
@@ -121,7 +123,7 @@ export async function* readClosedWindows(
     }
 
     const nextSpan = clamp(Math.round(span * clamp((limit ?? Infinity) * TARGET_FILL / Math.max(total, 1), 0.5, 2)), minSpan, maxSpan);
-    const next = afterWindow(state.highWater, window, nextSpan);
+    const next = afterWindow(state, window, nextSpan);
     yield { records: more ? [] : first.items, cursor: next, batchId: `${window.from}_${window.to}`, pages: 1, rejected: more ? [] : first.rejected };
     state = next;
     if (!state.window) return;
@@ -129,11 +131,13 @@ export async function* readClosedWindows(
 }
 
 /** The cursor once `window` is fully read: the next window of `span`, or the range done. */
-function afterWindow(previousHighWater: string | null, window: NonNullable<WindowCursor['window']>, span: number): WindowCursor {
-  if (toMs(window.to)! >= toMs(window.rangeEnd)!) return { mode: 'window', highWater: laterMark(previousHighWater, window.rangeEnd), spanMs: span, window: null };
+function afterWindow(state: WindowCursor, window: NonNullable<WindowCursor['window']>, span: number): WindowCursor {
+  const previousHighWater = state.highWater;
+  if (toMs(window.to)! >= toMs(window.rangeEnd)!) return { mode: 'window', highWater: laterMark(previousHighWater, window.rangeEnd), ...keepCover(state), spanMs: span, window: null };
   return {
     mode: 'window',
     highWater: laterMark(previousHighWater, window.to),
+    ...keepCover(state),
     spanMs: span,
     // The next window starts AT this one's end: bounds are inclusive and timestamps may
     // carry more precision than milliseconds, so a gap of even 1 ms could lose records.
@@ -166,7 +170,7 @@ async function* readAppendOnlyWindows(
     const received = page.items.length + page.rejected.length;
     const read = skip + received;
     const last = received < limit || (page.count !== undefined && read >= page.count);
-    const next: WindowCursor = last ? afterWindow(state.highWater, window, span) : { ...state, window: { ...window, skip: read } };
+    const next: WindowCursor = last ? afterWindow(state, window, span) : { ...state, window: { ...window, skip: read } };
     yield { records: page.items, cursor: next, batchId: `${window.from}_${window.to}_s${skip}`, pages: 1, rejected: page.rejected };
     state = next;
   }

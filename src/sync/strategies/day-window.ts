@@ -4,7 +4,7 @@ import { FreightSyncError } from '../../util/errors.js';
 import { contentHash } from '../content-hash.js';
 import type { Chunk, RawRecord, RunPlan, StreamEnv } from '../stream-definition.js';
 import { addDays, DAY_MS, dayStartMs, iso, laterMark, toMs, utcDay } from '../time.js';
-import { ensureServerClock, runRange } from '../window-plan.js';
+import { ensureServerClock, keepCover, lagCoverField, runRange } from '../window-plan.js';
 import { lastItemPosition } from './keyset.js';
 
 /**
@@ -40,6 +40,8 @@ export const dayCursorSchema = z.strictObject({
   mode: z.literal('days'),
   /** End of the last completed range (ISO instant): the next range starts here minus the lookback. */
   highWater: z.string().nullable(),
+  /** The checkpoint was reached with the safety lag's cover (window-plan.ts, runRange). */
+  lagCover: lagCoverField,
   /** Adaptive window length in days. */
   spanDays: z.number().int().positive().nullable(),
   /** The window being read, so a killed run resumes inside a day. */
@@ -104,10 +106,11 @@ export async function* readDayWindows(
   const maxDays = Math.max(1, Math.floor(plan.maxWindowMs / DAY_MS));
   if (!state.window) {
     await ensureServerClock(env.client, signal);
-    const range = runRange(plan, state.highWater, env.client);
+    const range = runRange(plan, state, env.client);
     if (range.from >= range.to) return;
     const span = clamp(state.spanDays ?? maxDays, 1, maxDays);
-    state = { ...state, spanDays: span, window: firstWindow(utcDay(toMs(range.from)!), span, range.to) };
+    // The range's cover is recorded as it opens; it is read only when the next range opens.
+    state = { mode: 'days', highWater: state.highWater, ...keepCover(range), spanDays: span, window: firstWindow(utcDay(toMs(range.from)!), span, range.to) };
   }
   // Overlapping pages need room for the anchor and at least one record more.
   const limit = Math.max(2, env.pageSize);
@@ -230,10 +233,10 @@ function afterWindow(state: DayCursor, window: NonNullable<DayCursor['window']>,
   const span = state.spanDays ?? 1;
   const factor = clamp((limit * TARGET_PAGES) / Math.max(records, 1), 0.5, 2);
   const spanDays = clamp(Math.round(span * factor), 1, maxDays);
-  if (window.to >= utcDay(toMs(window.rangeEnd)!)) return { mode: 'days', highWater: laterMark(state.highWater, window.rangeEnd), spanDays, window: null };
+  if (window.to >= utcDay(toMs(window.rangeEnd)!)) return { mode: 'days', highWater: laterMark(state.highWater, window.rangeEnd), ...keepCover(state), spanDays, window: null };
   const from = addDays(window.to, 1);
   // Every record last updated before `from` has been read (or moved on to a later day).
-  return { mode: 'days', highWater: laterMark(state.highWater, iso(dayStartMs(from))), spanDays, window: firstWindow(from, spanDays, window.rangeEnd) };
+  return { mode: 'days', highWater: laterMark(state.highWater, iso(dayStartMs(from))), ...keepCover(state), spanDays, window: firstWindow(from, spanDays, window.rangeEnd) };
 }
 
 function clamp(value: number, min: number, max: number): number {

@@ -80,7 +80,8 @@ export async function* readInvoices(
  * changes together (issue 12: at 20,000 loads, 8 of 25 requests a pass).
  */
 function windowPlan(env: StreamEnv<InvoiceOptions>, plan: RunPlan): RunPlan {
-  return plan.mode !== 'backfill' && env.options.loadsChangeFeed ? { ...plan, lookbackMs: 0 } : plan;
+  // Nor the lag's cover (lagCover is the lookback moved into the lag).
+  return plan.mode !== 'backfill' && env.options.loadsChangeFeed ? { ...plan, lookbackMs: 0, lagCover: false } : plan;
 }
 
 function feedStart(env: StreamEnv<InvoiceOptions>): LoadPagesCursor {

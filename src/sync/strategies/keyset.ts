@@ -5,7 +5,7 @@ import { FreightSyncError } from '../../util/errors.js';
 import type { Chunk, RawRecord, RunPlan, StreamEnv } from '../stream-definition.js';
 import { PageSpeculation } from '../page-speculation.js';
 import { iso, toMs } from '../time.js';
-import { ensureServerClock, runRange } from '../window-plan.js';
+import { ensureServerClock, keepCover, lagCoverField, runRange } from '../window-plan.js';
 
 /**
  * Keyset paging on updatedAt (design §2.1) for endpoints that honour `sortBy` ascending on
@@ -19,6 +19,8 @@ export const keysetCursorSchema = z.strictObject({
   mode: z.literal('keyset'),
   /** End of the last completed range (ISO): the next range starts here minus the lookback. */
   highWater: z.string().nullable(),
+  /** The checkpoint was reached with the safety lag's cover (window-plan.ts, runRange). */
+  lagCover: lagCoverField,
   /** The range in progress, so a killed run resumes exactly where it stopped. */
   window: z
     .strictObject({
@@ -59,9 +61,10 @@ export async function* readKeyset(
   let state: KeysetCursor = cursor ?? { mode: 'keyset', highWater: null, window: null };
   if (!state.window) {
     await ensureServerClock(env.client, signal);
-    const range = runRange(plan, state.highWater, env.client);
+    const range = runRange(plan, state, env.client);
     if (range.from >= range.to) return;
-    state = { ...state, window: { from: range.from, to: range.to, lower: range.from, seenAtLower: [] } };
+    // The range's cover is recorded as it opens; it is read only when the next range opens.
+    state = { mode: 'keyset', highWater: state.highWater, ...keepCover(range), window: { from: range.from, to: range.to, lower: range.from, seenAtLower: [] } };
   }
   const limit = env.pageSize;
   // The next page is asked for as soon as this one's bytes show where it ends (guessNextRequest).
@@ -144,7 +147,7 @@ export async function* readKeyset(
 
       let next: KeysetCursor;
       if (!isFull(page, limit)) {
-        next = { mode: 'keyset', highWater: window.to, window: null };
+        next = { mode: 'keyset', highWater: window.to, ...keepCover(state), window: null };
       } else {
         const lastMs = lastUpdatedMs(page.items, source) ?? lowerMs;
         const atLast = page.items.filter((r) => toMs(source.updatedAt(r)) === lastMs).map((r) => source.key(r));

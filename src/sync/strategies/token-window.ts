@@ -2,7 +2,7 @@ import type { Page } from '../../api/paging.js';
 import { tokenPages } from '../../api/paging.js';
 import type { Chunk, RawRecord, RunPlan, StreamEnv } from '../stream-definition.js';
 import { iso, toMs } from '../time.js';
-import { openFirstWindow } from '../window-plan.js';
+import { keepCover, openFirstWindow } from '../window-plan.js';
 import { type WindowCursor } from './closed-window.js';
 
 /**
@@ -43,10 +43,11 @@ export async function* readTokenWindows(
     const nextSpan = Math.min(maxSpan, Math.max(minSpan, Math.round(span * factor)));
     const done = toMs(window.to)! >= toMs(window.rangeEnd)!;
     const next: WindowCursor = done
-      ? { mode: 'window', highWater: window.rangeEnd, spanMs: nextSpan, window: null }
+      ? { mode: 'window', highWater: window.rangeEnd, ...keepCover(state), spanMs: nextSpan, window: null }
       : {
           mode: 'window',
           highWater: window.to,
+          ...keepCover(state),
           spanMs: nextSpan,
           window: { from: window.to, to: iso(Math.min(toMs(window.to)! + nextSpan, toMs(window.rangeEnd)!)), rangeEnd: window.rangeEnd },
         };
