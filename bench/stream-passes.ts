@@ -249,13 +249,16 @@ export async function benchStreamPasses(options: { variant: 'main' | 'brokerage'
 
       const rows: StreamPassRow[] = [];
       const record = async (label: StreamPassRow['pass'], changesFrom: Map<TruthResource, Snapshot> | null) => {
-        // The checkpoint the previous pass left: its server time minus the safety lag.
-        const checkpointMs = lastPassAt - safetyLagMs;
+        const previousPassAt = lastPassAt;
         const counts = await pass();
         // With other window settings: what this pass's range (checkpoint, new checkpoint] holds now.
         const inRange = window ? await snapshots(sim) : undefined;
-        const newCheckpointMs = lastPassAt - safetyLagMs;
         for (const [name, requests] of counts) {
+          // The checkpoint the previous pass left: its server time minus the range's lag — the
+          // safety lag alone for the append-only logs, which no lookback or lag's cover applies to.
+          const lagMs = NO_LOOKBACK.has(name) ? SAFETY_LAG_MS : safetyLagMs;
+          const checkpointMs = previousPassAt - lagMs;
+          const newCheckpointMs = lastPassAt - lagMs;
           const feed = FEEDS[name];
           const list = WHOLE_LISTS[name];
           const lookbackMs = config.sync.streams[name]?.lookback ?? 0;
