@@ -23,7 +23,9 @@ export interface ResolvedStream {
  * chooses the lag for the loads stream when webhooks are on: load events bring its changes in
  * seconds and polling is the safety net, so the lookback's re-reads — half of a busy account's
  * `GET /loads` requests (issue 14: 2.0 times the minimum a pass) — buy nothing a user sees.
- * Other streams have no webhook events (spec §6.3): polling is their only path, kept prompt.
+ * Customers, consignees, bills and support moves have no webhook events (spec §6.3): polling is
+ * their only path, kept prompt. Invoices, which have events, follow their own rules (billing
+ * windows and the loads change feed, strategies/invoices.ts) and keep the lookback there.
  */
 export function coverByLag(name: StreamName, settings: StreamConfig, webhooksEnabled: boolean): boolean {
   if (settings.lateWriteCover === 'auto') return name === 'loads' && webhooksEnabled;
