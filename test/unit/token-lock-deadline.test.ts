@@ -5,17 +5,13 @@ import { TokenManager, type TokenManagerOptions } from '../../src/api/token-mana
 import { InMemoryTokenStore } from '../../src/api/token-store.js';
 import { TOOK_OVER_EXPIRED_LOCK } from '../../src/contracts/token-store.js';
 import { capturingLogger } from '../helpers/log-capture.js';
+import { jwt } from '../helpers/test-jwt.js';
 
 /**
  * Brokerage rotations and the cross-process refresh lock: a rotation is never sent once the lock
  * may have passed to someone else, and a process that took over a lock its holder never released
  * waits for the pair that holder's rotation may still store before it spends the refresh token.
  */
-function jwt(expSecondsFromNow: number): string {
-  const now = Math.floor(Date.now() / 1000);
-  const b64 = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
-  return `${b64({ alg: 'none' })}.${b64({ exp: now + expSecondsFromNow, iat: now, n: Math.random() })}.sig`;
-}
 
 const ACCOUNT = 'brokerage|lock-test';
 

@@ -7,6 +7,7 @@ import { InMemoryTokenStore } from '../../src/api/token-store.js';
 import { evaluateConditions, type ConditionSources } from '../../src/notify/evaluate-conditions.js';
 import { diffConditions } from '../../src/notify/transitions.js';
 import { capturingLogger } from '../helpers/log-capture.js';
+import { jwt } from '../helpers/test-jwt.js';
 
 /**
  * Issue 11, item 4: client credentials rejected (401) mark the account reauth_required; further
@@ -15,11 +16,6 @@ import { capturingLogger } from '../helpers/log-capture.js';
  */
 const BASE = 'http://reauth.test.local/v1';
 const envelope = (data: unknown) => ({ _object: '/api/response', self: '/x', version: '1.0.0', data, error: null });
-function jwt(expSecondsFromNow: number): string {
-  const now = Math.floor(Date.now() / 1000);
-  const b64 = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
-  return `${b64({ alg: 'none' })}.${b64({ exp: now + expSecondsFromNow, iat: now, n: Math.random() })}.sig`;
-}
 function client(store: InMemoryTokenStore, clientSecret: string): ApiClient {
   return new ApiClient({
     baseUrl: BASE,

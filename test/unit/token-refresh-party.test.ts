@@ -4,6 +4,7 @@ import { TokenManager, type TokenManagerOptions } from '../../src/api/token-mana
 import { InMemoryTokenStore } from '../../src/api/token-store.js';
 import { TOOK_OVER_EXPIRED_LOCK } from '../../src/contracts/token-store.js';
 import { capturingLogger } from '../helpers/log-capture.js';
+import { jwt } from '../helpers/test-jwt.js';
 
 /**
  * Who waits for a shared token refresh, and for how long (refresh-party.ts). Cluster chaos seed
@@ -11,11 +12,6 @@ import { capturingLogger } from '../helpers/log-capture.js';
  * process's late pair — it ran under its first caller's signal, joiners could not leave it, and
  * shutdown waited for it. A rotation already sent must still be waited for and stored.
  */
-function jwt(expSecondsFromNow: number): string {
-  const now = Math.floor(Date.now() / 1000);
-  const b64 = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
-  return `${b64({ alg: 'none' })}.${b64({ exp: now + expSecondsFromNow, iat: now, n: Math.random() })}.sig`;
-}
 
 const ACCOUNT = 'brokerage|party-test';
 

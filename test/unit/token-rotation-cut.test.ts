@@ -5,6 +5,7 @@ import { ReauthRequiredError } from '../../src/api/errors.js';
 import { getLoad } from '../../src/api/endpoints/loads.js';
 import { InMemoryTokenStore } from '../../src/api/token-store.js';
 import { capturingLogger } from '../helpers/log-capture.js';
+import { jwt } from '../helpers/test-jwt.js';
 
 /**
  * Brokerage `GET /generate-new-token` answered 2xx with a body that cannot be read: the server
@@ -13,11 +14,6 @@ import { capturingLogger } from '../helpers/log-capture.js';
  */
 const BASE = 'http://rotation-cut.test.local/v1';
 const envelope = (data: unknown) => ({ _object: '/api/response', self: '/x', version: '1.0.0', data, error: null });
-function jwt(expSecondsFromNow: number): string {
-  const now = Math.floor(Date.now() / 1000);
-  const b64 = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
-  return `${b64({ alg: 'none' })}.${b64({ exp: now + expSecondsFromNow, iat: now, n: Math.random() })}.sig`;
-}
 function clientOptions(credentials: ConstructorParameters<typeof ApiClient>[0]['credentials']): ConstructorParameters<typeof ApiClient>[0] {
   return {
     baseUrl: BASE,

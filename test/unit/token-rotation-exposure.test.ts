@@ -3,16 +3,12 @@ import { ServerClock } from '../../src/api/server-clock.js';
 import { TokenManager, type TokenManagerOptions } from '../../src/api/token-manager.js';
 import { InMemoryTokenStore } from '../../src/api/token-store.js';
 import { capturingLogger } from '../helpers/log-capture.js';
+import { jwt } from '../helpers/test-jwt.js';
 
 /**
  * On brokerage the refresh call rotates the only refresh token: until the new pair is stored, a
  * crash loses the account. How long storing took after the answer is reported when it is slow.
  */
-function jwt(expSecondsFromNow: number): string {
-  const now = Math.floor(Date.now() / 1000);
-  const b64 = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
-  return `${b64({ alg: 'none' })}.${b64({ exp: now + expSecondsFromNow, iat: now, n: Math.random() })}.sig`;
-}
 
 function manager(slowRotationStoreMs: number) {
   const capture = capturingLogger();
