@@ -49,6 +49,14 @@ export interface TokenManagerOptions {
   /** How often a process waiting for another's refresh looks at the store (default 250 ms). */
   refreshLockPollMs?: number;
   /**
+   * Main only: how long a process waits for another's refresh before it calls `GET /token` itself,
+   * without the lock (default 5 s). That call leaves the refresh token valid (spec §5 item 7), so
+   * two processes refreshing at once cost one request more, nothing else; waiting for the lock's
+   * whole life instead stalled a main account ~30 s behind a holder paused mid-refresh (cluster
+   * chaos, a `SIGSTOP`). Brokerage always waits: its refresh rotates the pair.
+   */
+  refreshLockPatienceMs?: number;
+  /**
    * How long a look at the account's `reauth_required` mark is trusted before the store is read
    * again (default 1 s): a mark another process set pauses this one within that time.
    */
@@ -63,6 +71,9 @@ export interface TokenManagerOptions {
 
 const DEFAULT_LOCK_TTL_MS = 60_000;
 const DEFAULT_LOCK_POLL_MS = 250;
+const DEFAULT_LOCK_PATIENCE_MS = 5_000;
+/** takeRefreshLock's answer when a main account may refresh without the lock (refreshLockPatienceMs). */
+const REFRESH_WITHOUT_LOCK = Symbol('refresh without the lock');
 const DEFAULT_REAUTH_CHECK_MS = 1_000;
 /** Pauses before each new attempt to store a rotated pair whose save failed (~25 s in all). */
 const UNSAVED_RETRY_DELAYS_MS = [100, 250, 500, 1_000, 2_000, 4_000, 4_000, 4_000, 4_000, 5_000];
@@ -306,8 +317,14 @@ export class TokenManager {
     const { store, account, logger } = this.options;
     const ttlMs = this.options.refreshLockTtlMs ?? DEFAULT_LOCK_TTL_MS;
     await this.assertNotPaused(true);
-    const waited = await this.takeRefreshLock(ttlMs, signal, rejectedToken);
-    if (waited !== undefined) return waited;
+    let waited = await this.takeRefreshLock(ttlMs, signal, rejectedToken, this.mayRefreshWithoutLock());
+    if (waited === REFRESH_WITHOUT_LOCK) {
+      const token = await this.refreshWithoutLock(ttlMs, signal, rejectedToken);
+      if (token !== undefined) return token;
+      // It failed: the usual way, under the lock, with the store read again and every fallback.
+      waited = await this.takeRefreshLock(ttlMs, signal, rejectedToken, false);
+    }
+    if (typeof waited === 'string') return waited;
     try {
       if (this.unsaved) {
         await store.save(account, this.unsaved);
@@ -328,8 +345,8 @@ export class TokenManager {
         if (late !== undefined) return late;
         // Ours again for a full life (the wait may have used up most of it); someone else may
         // have refreshed meanwhile.
-        const refreshedMeanwhile = await this.takeRefreshLock(ttlMs, signal, rejectedToken);
-        if (refreshedMeanwhile !== undefined) return refreshedMeanwhile;
+        const refreshedMeanwhile = await this.takeRefreshLock(ttlMs, signal, rejectedToken, false);
+        if (typeof refreshedMeanwhile === 'string') return refreshedMeanwhile;
         // Still taken over: a holder paused even longer may store its pair after a rejection.
         this.tookOverExpiredLock = true;
       }
@@ -427,10 +444,16 @@ export class TokenManager {
    * Takes the account's refresh lock. While another process holds it, waits for its result in
    * the store and returns that access token instead (undefined once the lock is ours).
    */
-  private async takeRefreshLock(ttlMs: number, signal: AbortSignal | undefined, rejectedToken: string | undefined): Promise<string | undefined> {
+  private async takeRefreshLock(
+    ttlMs: number,
+    signal: AbortSignal | undefined,
+    rejectedToken: string | undefined,
+    patient: boolean,
+  ): Promise<string | typeof REFRESH_WITHOUT_LOCK | undefined> {
     const { store, account, logger } = this.options;
     if (!store.acquireRefreshLock) return undefined;
     let announced = false;
+    const goAheadAt = patient ? this.monotonicNow() + (this.options.refreshLockPatienceMs ?? DEFAULT_LOCK_PATIENCE_MS) : Number.POSITIVE_INFINITY;
     for (;;) {
       const startedAt = this.monotonicNow();
       const acquired = await store.acquireRefreshLock(account, this.holder, ttlMs);
@@ -445,6 +468,47 @@ export class TokenManager {
       await sleep(this.options.refreshLockPollMs ?? DEFAULT_LOCK_POLL_MS, signal);
       const adopted = await this.adoptNewerStored(rejectedToken);
       if (adopted !== undefined) return adopted;
+      if (this.monotonicNow() >= goAheadAt && this.mayRefreshWithoutLock()) return REFRESH_WITHOUT_LOCK;
+    }
+  }
+
+  /** Main, with a refresh token to present: `GET /token` leaves it valid, so the lock only saves requests. */
+  private mayRefreshWithoutLock(): boolean {
+    return this.options.variant === 'main' && Boolean(this.current?.refreshToken) && !this.unsaved;
+  }
+
+  /**
+   * `GET /token` without the refresh lock, once another process held it past refreshLockPatienceMs
+   * (a holder paused or starved mid-refresh). Only the call that spends nothing: on any failure
+   * (the refresh token rejected, the store not written) undefined, and the caller waits for the
+   * lock and takes the usual path, where a rejection is judged with the store read again and the
+   * client credentials may be used — which can replace the refresh token, so never without it.
+   */
+  private async refreshWithoutLock(ttlMs: number, signal: AbortSignal | undefined, rejectedToken: string | undefined): Promise<string | undefined> {
+    const { store, account, endpoints, logger } = this.options;
+    const refreshToken = this.current?.refreshToken;
+    if (!refreshToken) return undefined;
+    logger.info({ account }, 'another process has held the token refresh lock too long; refreshing without it (GET /token does not rotate the refresh token)');
+    const deadline = AbortSignal.timeout(callDeadlineMs(ttlMs));
+    const callSignal = signal ? linkSignals([signal, deadline]) : { signal: deadline, dispose: () => undefined };
+    try {
+      this.refreshCount += 1;
+      const record = await endpoints.refreshAccessToken(refreshToken, callSignal.signal);
+      const accessToken = pickAccessToken(record, 'GET /token');
+      if (accessToken === rejectedToken) return undefined;
+      registerSecret(accessToken);
+      registerSecret(record.refresh_token ?? null);
+      const next: StoredTokens = { accessToken, refreshToken: record.refresh_token ?? refreshToken, accessExpiresAt: expiryOf(accessToken) };
+      await store.save(account, next);
+      this.current = next;
+      logger.debug({ expiresAt: next.accessExpiresAt }, 'access token refreshed without the lock');
+      return accessToken;
+    } catch (error) {
+      throwIfAborted(signal);
+      logger.warn({ err: error, account }, 'the token refresh without the lock failed; waiting for the lock');
+      return undefined;
+    } finally {
+      callSignal.dispose();
     }
   }
 

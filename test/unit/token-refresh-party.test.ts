@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { ServerClock } from '../../src/api/server-clock.js';
 import { TokenManager, type TokenManagerOptions } from '../../src/api/token-manager.js';
-import { InMemoryTokenStore } from '../../src/api/token-store.js';
 import { TOOK_OVER_EXPIRED_LOCK } from '../../src/contracts/token-store.js';
 import { capturingLogger } from '../helpers/log-capture.js';
+import { LockingStore, until } from '../helpers/locking-token-store.js';
 import { jwt } from '../helpers/test-jwt.js';
 
 /**
@@ -14,22 +14,6 @@ import { jwt } from '../helpers/test-jwt.js';
  */
 
 const ACCOUNT = 'brokerage|party-test';
-
-/** The refresh lock as another process holds it: `acquire` says what each attempt gets. */
-class LockingStore extends InMemoryTokenStore {
-  acquire: () => boolean | typeof TOOK_OVER_EXPIRED_LOCK = () => false;
-  attempts = 0;
-  released = 0;
-
-  async acquireRefreshLock(): Promise<boolean | typeof TOOK_OVER_EXPIRED_LOCK> {
-    this.attempts += 1;
-    return this.acquire();
-  }
-
-  async releaseRefreshLock(): Promise<void> {
-    this.released += 1;
-  }
-}
 
 function manager(store: LockingStore, rotate: TokenManagerOptions['endpoints']['rotateTokens']) {
   return new TokenManager({
@@ -49,11 +33,6 @@ function manager(store: LockingStore, rotate: TokenManagerOptions['endpoints']['
       rotateTokens: rotate,
     },
   });
-}
-
-/** Resolves once `check` holds (polled on timers; the test's own timeout is the deadline). */
-async function until(check: () => boolean): Promise<void> {
-  while (!check()) await new Promise((resolve) => setTimeout(resolve, 2));
 }
 
 describe('the callers of a shared token refresh', () => {
