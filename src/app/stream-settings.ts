@@ -32,6 +32,17 @@ export function coverByLag(name: StreamName, settings: StreamConfig, webhooksEna
   return settings.lateWriteCover === 'lag';
 }
 
+/**
+ * What covers a stream's late writes, as `status` shows it: null where the question does not
+ * arise — append-only logs by createdAt (the safety lag alone), snapshots, webhook push — or the
+ * stream keeps its own rules (invoices: billing windows and the loads change feed).
+ */
+export function lateWriteCoverShown(name: StreamName, settings: StreamConfig, webhooksEnabled: boolean): 'lag' | 'lookback' | null {
+  const definition = streamByName(name);
+  if (!definition.cursorKind.startsWith('updatedAt')) return null;
+  return coverByLag(name, settings, webhooksEnabled) ? 'lag' : 'lookback';
+}
+
 /** How far behind the server clock a stream's ranges end: the safety lag, plus the lookback under the lag's cover. */
 export function effectiveSafetyLagMs(stream: Pick<ResolvedStream, 'settings' | 'lagCover'>): number {
   return stream.settings.safetyLag + (stream.lagCover ? stream.settings.lookback : 0);

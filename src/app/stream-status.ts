@@ -2,6 +2,8 @@ import { cursorInProgress, cursorPosition } from '../sync/cursor-position.js';
 import { LeaseStore, type LeaseRow } from '../state/leases/index.js';
 import { dbNowMs } from '../state/db-clock.js';
 import type { AppContext } from './app-context.js';
+import type { StreamName } from '../config/stream-names.js';
+import { lateWriteCoverShown } from './stream-settings.js';
 import { collectOutboundStatus, type OutboundStatus } from '../outbound/outbound-status.js';
 
 export interface StreamStatus {
@@ -13,6 +15,13 @@ export interface StreamStatus {
   inProgress: boolean;
   /** Seconds between the checkpoint and the (server) clock. */
   lagSeconds: number | null;
+  /**
+   * What covers late writes (`lateWriteCover` resolved): `lag` — ranges end `lookback` further
+   * behind the clock, so `lagSeconds` is that much larger by design; `lookback` — the last
+   * `lookback` is read again each pass; null — the stream needs neither (createdAt logs,
+   * snapshots, webhook push) or has its own rules (invoices).
+   */
+  lateWriteCover: 'lag' | 'lookback' | null;
   lastRun: { startedAt: string; finishedAt: string | null; status: string; records: number; rejected: number; error: string | null } | null;
   /** Distinct keys delivered so far. */
   recordsKnown: number;
@@ -82,6 +91,7 @@ export async function collectStatus(app: AppContext, serverNow?: Date): Promise<
       checkpoint: position.at,
       inProgress: position.inProgress,
       lagSeconds: Number.isNaN(atMs) ? null : Math.max(0, Math.round((now.getTime() - atMs) / 1000)),
+      lateWriteCover: lateWriteCoverShown(name as StreamName, settings, app.config.webhooks.enabled),
       lastRun: last
         ? { startedAt: last.startedAt, finishedAt: last.finishedAt, status: last.status, records: last.records, rejected: last.rejected, error: last.error }
         : null,

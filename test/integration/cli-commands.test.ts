@@ -127,10 +127,13 @@ describe('freight-sync CLI', () => {
     const loads = report.streams.find((s) => s.stream === 'loads')!;
     expect(loads.recordsKnown).toBe(600);
     expect(loads.lastRun?.status).toBe('ok');
+    // Webhooks off: the lookback covers late writes (lateWriteCover auto); reference data needs none.
+    expect(loads).toMatchObject({ lateWriteCover: 'lookback' });
+    expect(report.streams.find((s) => s.stream === 'chargeCodes')).toMatchObject({ lateWriteCover: null });
     expect(Date.parse(loads.checkpoint!)).toBeGreaterThan(Date.parse(sim.options.dataStart));
 
     const table = await cli(['status', '-c', configFile]);
-    expect(table.stdout).toMatch(/loads\s+yes\s+\S+\s+idle/);
+    expect(table.stdout).toMatch(/loads\s+yes\s+\S+\s+idle\s+\S+\s+lookback\s/);
 
     const reset = await cli(['reset', '--stream', 'loads', '--to', '2020-01-01', '-c', configFile]);
     expect(reset.code, reset.stderr).toBe(0);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { incrementalPlan, effectiveSafetyLagMs, resolveStreams } from '../../src/app/stream-settings.js';
+import { incrementalPlan, effectiveSafetyLagMs, lateWriteCoverShown, resolveStreams } from '../../src/app/stream-settings.js';
 import { parseConfig } from '../../src/config/parse-config.js';
 import { minimalRaw } from '../helpers/config-fixtures.js';
 
@@ -39,6 +39,19 @@ describe('lateWriteCover', () => {
   it('an explicit setting wins, per stream or for all', () => {
     expect(covers(streamsOf({ webhooks: true, loads: { lateWriteCover: 'lookback' } }))).toEqual({ loads: false, customers: false, bills: false });
     expect(covers(streamsOf({ webhooks: false, defaults: { lateWriteCover: 'lag' } }))).toEqual({ loads: true, customers: true, bills: true });
+  });
+
+  it('status shows the cover where it applies, and none for logs, snapshots, push and invoices', () => {
+    const streams = streamsOf({ webhooks: true });
+    const lag = { ...streams.customers!.settings, lateWriteCover: 'lag' as const };
+    expect(lateWriteCoverShown('loads', streams.loads!.settings, true)).toBe('lag');
+    expect(lateWriteCoverShown('loads', streams.loads!.settings, false)).toBe('lookback');
+    expect(lateWriteCoverShown('customers', streams.customers!.settings, true)).toBe('lookback');
+    expect(lateWriteCoverShown('bills', lag, false)).toBe('lag');
+    // Set to `lag` or not, these read no range twice in either case: nothing to show.
+    for (const name of ['loadAudits', 'webhookEvents', 'chargeCodes', 'invoices', 'events'] as const) {
+      expect(lateWriteCoverShown(name, lag, true), name).toBeNull();
+    }
   });
 
   it('refuses another value, naming the key', () => {

@@ -60,6 +60,7 @@ function renderStatus(report: SyncStatusReport): string {
     s.checkpoint ?? '-',
     s.inProgress ? 'reading' : s.checkpoint ? 'idle' : 'new',
     formatLag(s.lagSeconds),
+    s.lateWriteCover ?? '-',
     s.lastRun ? `${s.lastRun.status} ${s.lastRun.startedAt}` : '-',
     s.recordsKnown,
     s.rejected,
@@ -71,7 +72,11 @@ function renderStatus(report: SyncStatusReport): string {
         'API work for this account is paused. Give new credentials in api.auth (a new token pair, or clientId/clientSecret), then run `freight-sync check` and restart the daemon.\n\n';
   }
   out += renderLease(report.lease);
-  out += renderTable(['stream', 'enabled', 'checkpoint', 'state', `lag (${report.clock})`, 'last run', 'records', 'rejected', 'last error'], rows);
+  out += renderTable(['stream', 'enabled', 'checkpoint', 'state', `lag (${report.clock})`, 'late writes', 'last run', 'records', 'rejected', 'last error'], rows);
+  const underLag = report.streams.filter((s) => s.enabled && s.lateWriteCover === 'lag').map((s) => s.stream);
+  if (underLag.length > 0) {
+    out += `\nlate writes "lag" (${underLag.join(', ')}): polling reads each record once, \`lookback\` later than the safety lag alone, so their lag is that much larger by design (lateWriteCover)\n`;
+  }
   const quarantined = report.streams.reduce((n, s) => n + s.rejected, 0) + report.rejectedWebhookEvents;
   if (quarantined > 0) out += `\n${quarantined} quarantined entr${quarantined === 1 ? 'y' : 'ies'} (webhook events: ${report.rejectedWebhookEvents}): freight-sync rejected list\n`;
   out += `\ninvoices not yet FULL_PAID (followed through their loads' changes): ${report.invoices.open}; loads awaiting invoice gap-fill: ${report.invoices.gapFillCandidates}\n`;
