@@ -18,6 +18,8 @@ const STATE_HEAVY_FILES = [
 const shared = {
   // Fails a test that writes a registered secret to stdout/stderr (test/setup/secret-guard.ts).
   setupFiles: ['test/setup/secret-guard.ts'],
+  // One root for every temporary folder of the run, removed at its end (test/setup/temp-root.ts).
+  globalSetup: ['test/setup/temp-root.ts'],
   testTimeout: 120_000,
   hookTimeout: 120_000,
 };
