@@ -1,10 +1,12 @@
-import { mkdtemp, readFile } from 'node:fs/promises';
-import os from 'node:os';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DropWriterLockLostError } from '../../connectors/file-drop/drop-lock.js';
 import type { WriterFence } from '../../src/contracts/index.js';
 import { capturingLogger } from '../helpers/log-capture.js';
+import { localDropTargets, sftpDropTargets, type DropTargets } from '../helpers/drop-targets.js';
+import { requireService } from '../helpers/services.js';
+import { probeSshd } from '../helpers/sshd.js';
 import { batchOf, record } from '../helpers/records.js';
 import { publishedThingRows, thingsDropSink } from '../helpers/things-drop.js';
 
@@ -32,12 +34,12 @@ class Tenure {
   readonly get = (): WriterFence | undefined => this.current;
 }
 
-async function setup() {
-  const out = path.join(await mkdtemp(path.join(os.tmpdir(), 'drop-lock-lease-')), 'out');
+async function setup(targets: DropTargets) {
+  const out = path.join(await targets.base(), 'out');
   const writer = (host: string) => {
     const tenure = new Tenure();
     const logs = capturingLogger('info');
-    const sink = thingsDropSink(out, { logger: logs.logger, lock: { host, fence: tenure.get } });
+    const sink = thingsDropSink(out, { target: targets.target(), logger: logs.logger, lock: { host, fence: tenure.get } });
     return { sink, tenure, logs, write: (id: string) => sink.write(batchOf('things', `page-${id}`, [thing(id)]), signal()) };
   };
   const lockFile = async () =>
@@ -60,9 +62,20 @@ async function settlesSoon<T>(work: Promise<T>, what: string): Promise<T> {
   }
 }
 
-describe('drop writer lock under an account lease', () => {
+describe('drop writer lock under an account lease, local folder', () => {
+  leaseCases(() => localDropTargets('drop-lock-lease'));
+});
+
+const sshdAvailable = requireService('a real OpenSSH sshd on loopback', probeSshd());
+
+describe.skipIf(!sshdAvailable)('drop writer lock under an account lease, over SFTP', () => {
+  leaseCases(sftpDropTargets('lease'));
+});
+
+/** The cases, for each kind of drop: a writer's lock file and pages are read where the drop is (the loopback sshd's paths are local). */
+function leaseCases(targets: () => DropTargets): void {
   it('a later epoch of the lease takes the lock over at once from a holder on another host; that holder acknowledges nothing more', async () => {
-    const { writer, lockFile, published } = await setup();
+    const { writer, lockFile, published } = await setup(targets());
     const a = writer('host-a');
     const b = writer('host-b');
     a.tenure.begin(1);
@@ -94,7 +107,7 @@ describe('drop writer lock under an account lease', () => {
     // One process's sink outlives its tenures: epoch 1 lost mid-batch, epoch 2 on another
     // replica published that batch, and this process claimed again (epoch 3) — with its batch
     // still open in memory, its page log gone.
-    const { writer, published } = await setup();
+    const { writer, published } = await setup(targets());
     const a = writer('host-a');
     const c = writer('host-c');
     a.tenure.begin(1);
@@ -115,7 +128,7 @@ describe('drop writer lock under an account lease', () => {
   });
 
   it('a writer that goes on after its lease ended keeps naming that lease in the lock: a later epoch still takes it over at once', async () => {
-    const { writer, lockFile, published } = await setup();
+    const { writer, lockFile, published } = await setup(targets());
     const a = writer('host-a');
     const b = writer('host-b');
     a.tenure.begin(1);
@@ -133,7 +146,7 @@ describe('drop writer lock under an account lease', () => {
   });
 
   it('a lock of the same or a later epoch, or of another lease, is not taken over', async () => {
-    const { writer, lockFile, published } = await setup();
+    const { writer, lockFile, published } = await setup(targets());
     const a = writer('host-a');
     a.tenure.begin(5);
     await a.write('1');
@@ -157,7 +170,7 @@ describe('drop writer lock under an account lease', () => {
   });
 
   it('a holder of an ended lease whose lock nobody took still publishes at close', async () => {
-    const { writer, lockFile, published } = await setup();
+    const { writer, lockFile, published } = await setup(targets());
     const a = writer('host-a');
     a.tenure.begin(1);
     await a.write('1');
@@ -169,7 +182,7 @@ describe('drop writer lock under an account lease', () => {
   });
 
   it('a lock written without a lease is refreshed with the lease once one is held', async () => {
-    const { writer, lockFile, published } = await setup();
+    const { writer, lockFile, published } = await setup(targets());
     const a = writer('host-a');
     await a.write('1');
     expect((await lockFile()).fence).toBeUndefined();
@@ -179,4 +192,4 @@ describe('drop writer lock under an account lease', () => {
     await a.sink.close();
     expect(await published()).toEqual(['1', '2']);
   });
-});
+}

@@ -1,18 +1,12 @@
-import { mkdtemp, readFile } from 'node:fs/promises';
-import os from 'node:os';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DropWriterLockLostError } from '../../connectors/file-drop/drop-lock.js';
 import type { AppendLog } from '../../connectors/file-drop/file-target.js';
 import { LocalTarget } from '../../connectors/file-drop/local-target.js';
-import type { FileTarget } from '../../connectors/file-drop/file-target.js';
-import { sftpOptionsSchema } from '../../connectors/sftp/options.js';
-import { SftpSession } from '../../connectors/sftp/session.js';
-import { SftpTarget } from '../../connectors/sftp/sftp-target.js';
-import { silentLogger } from '../../src/util/logger.js';
 import { requireService } from '../helpers/services.js';
-import { sftpOptions } from '../helpers/sftp-fixtures.js';
-import { probeSshd, startSshd, type SshdHandle } from '../helpers/sshd.js';
+import { probeSshd } from '../helpers/sshd.js';
+import { localDropTargets, sftpDropTargets, type DropTargets } from '../helpers/drop-targets.js';
 import { capturingLogger } from '../helpers/log-capture.js';
 import { batchOf, record } from '../helpers/records.js';
 import { publishedThingRows, thingsDropSink } from '../helpers/things-drop.js';
@@ -45,10 +39,7 @@ class StallingTarget extends LocalTarget {
   }
 }
 
-/** Each writer's own connection to the drop: a local folder, or a real sshd on loopback (its paths are local ones). */
-type Targets = { base: () => Promise<string>; target: () => FileTarget };
-
-async function setup(targets: Targets) {
+async function setup(targets: DropTargets) {
   const out = path.join(await targets.base(), 'out');
   const writer = (host: string, target = targets.target()) => {
     const clock = { ms: Date.now() };
@@ -62,10 +53,7 @@ async function setup(targets: Targets) {
   return { out, writer, lockFile, published };
 }
 
-const local: Targets = {
-  base: () => mkdtemp(path.join(os.tmpdir(), 'drop-lock-takeover-')),
-  target: () => new LocalTarget(),
-};
+const local = localDropTargets('drop-lock-takeover');
 
 describe('drop writer lock taken over from a paused writer, local folder', () => {
   takeoverCases(() => local);
@@ -94,29 +82,10 @@ describe('drop writer lock taken over from a paused writer, local folder', () =>
 const sshdAvailable = requireService('a real OpenSSH sshd on loopback', probeSshd());
 
 describe.skipIf(!sshdAvailable)('drop writer lock taken over from a paused writer, over SFTP', () => {
-  let sshd: SshdHandle;
-  const sessions: SftpSession[] = [];
-  let round = 0;
-  beforeAll(async () => {
-    sshd = await startSshd();
-  });
-  afterAll(async () => {
-    for (const session of sessions) await session.close();
-    await sshd?.stop();
-  });
-  takeoverCases(() => ({
-    // The sink creates the folder (the loopback sshd's paths are local ones: the test reads them directly).
-    base: async () => path.join(sshd.root, `takeover-${process.pid}-${++round}`),
-    target: () => {
-      const options = sftpOptionsSchema.parse(sftpOptions(sshd, { remoteDir: sshd.root }));
-      const session = new SftpSession(options, silentLogger());
-      sessions.push(session);
-      return new SftpTarget(session, options.maxParallelTransfers, silentLogger());
-    },
-  }));
+  takeoverCases(sftpDropTargets('takeover'));
 });
 
-function takeoverCases(targets: () => Targets): void {
+function takeoverCases(targets: () => DropTargets): void {
   it('a writer paused past the takeover does not acknowledge its next page, nor overwrite the new lock; every page is published once', async () => {
     const { writer, lockFile, published } = await setup(targets());
     const a = writer('host-a');
