@@ -499,6 +499,10 @@ export class TokenManager {
       registerSecret(accessToken);
       registerSecret(record.refresh_token ?? null);
       const next: StoredTokens = { accessToken, refreshToken: record.refresh_token ?? refreshToken, accessExpiresAt: expiryOf(accessToken) };
+      // Not over a newer refresh token (the holder fell back to client credentials meanwhile,
+      // which can replace it): the lock path adopts that one instead.
+      const stored = await store.load(account);
+      if (stored?.refreshToken && stored.refreshToken !== refreshToken) return undefined;
       await store.save(account, next);
       this.current = next;
       logger.debug({ expiresAt: next.accessExpiresAt }, 'access token refreshed without the lock');

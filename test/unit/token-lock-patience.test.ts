@@ -96,6 +96,20 @@ describe('waiting for another process\'s token refresh', () => {
     expect(store.released).toBe(1);
   });
 
+  it('main: a refresh token the holder replaced meanwhile is not overwritten; the holder\'s pair is adopted', async () => {
+    const store = new LockingStore();
+    const theirs = jwt(3600);
+    const { tokens } = manager('main', store, {
+      refreshAccessToken: async () => {
+        // While this call is out, the holder fell back to client credentials: a new refresh token.
+        await store.save('main|patience-test', { accessToken: theirs, refreshToken: 'refresh-new', accessExpiresAt: null });
+        return { access_token: jwt(3600) };
+      },
+    });
+    await expect(tokens.accessToken()).resolves.toBe(theirs);
+    expect(await store.load('main|patience-test')).toMatchObject({ accessToken: theirs, refreshToken: 'refresh-new' });
+  });
+
   it('brokerage: keeps waiting for the lock however long; no rotation is sent beside the holder\'s', async () => {
     const store = new LockingStore();
     const rotations: string[] = [];
