@@ -94,6 +94,8 @@ describe('web console (HTTP)', () => {
     expect(stream).toContain('Checkpoint lag at the end of each run');
     expect(stream).toContain('<polyline class="line"');
     expect(stream).toContain('<rect class="bar"');
+    // Webhooks off: loads keeps the lookback (lateWriteCover auto), as `status` says.
+    expect(stream).toMatch(/<dt>Late writes<\/dt><dd>covered by the lookback/);
   });
 
   it('escapes a hostile stream error and rejection everywhere it is shown', async () => {

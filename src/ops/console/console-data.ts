@@ -25,6 +25,8 @@ export interface ConsoleStream {
   checkpoint: string | null;
   inProgress: boolean;
   lagSeconds: number | null;
+  /** What covers late writes (`lateWriteCover` resolved; null: the stream needs neither). Under `lag` the lag is `lookback` larger by design. */
+  lateWriteCover: 'lag' | 'lookback' | null;
   lastRun: ConsoleRun | null;
   /** The next scheduled run (null: push-only stream, or the daemon does not schedule it). */
   nextRunAt: string | null;

@@ -76,6 +76,7 @@ export function streamPage(detail: ConsoleStreamDetail, ctx: PageContext): SafeH
 <dt>Status</dt><dd>${streamState(s)}</dd>
 <dt>Checkpoint</dt><dd>${formatTime(s.checkpoint)}${s.inProgress ? ' (a range is being read)' : ''}</dd>
 <dt>Lag</dt><dd>${formatSeconds(s.lagSeconds)}</dd>
+<dt>Late writes</dt><dd>${lateWriteCoverText(s.lateWriteCover)}</dd>
 <dt>Last run</dt><dd>${formatTime(s.lastRun?.startedAt)}${s.lastRun ? html` — ${statusBadge(s.lastRun.status)}, ${formatCount(s.lastRun.records)} records, ${formatCount(s.lastRun.requests)} requests` : ''}</dd>
 <dt>Next run</dt><dd>${formatTime(s.nextRunAt)}</dd>
 <dt>Per run (last ${detail.days} days)</dt><dd>${perRun ? `${formatCount(Math.round(perRun.records))} records, ${formatCount(Math.round(perRun.requests))} requests on average over ${finished.length} runs` : '—'}</dd>
@@ -89,6 +90,13 @@ ${throughputChart(detail.history, now, detail.days)}
 <h2>Recent runs</h2>
 ${runsTable(detail.recentRuns, false)}`;
   return layout(`Stream ${s.stream}`, ctx, body, formatTime(detail.generatedAt));
+}
+
+/** Why a stream under the lag's cover lags more than the others (lateWriteCover, docs/configuration.md). */
+function lateWriteCoverText(cover: ConsoleStream['lateWriteCover']): string {
+  if (cover === 'lag') return 'covered by the safety lag: each record is read once, `lookback` later, so this lag is that much larger by design';
+  if (cover === 'lookback') return 'covered by the lookback: each pass reads the last `lookback` again';
+  return '— (not needed: a log by creation time, a snapshot or webhook push; invoices keep their own rules)';
 }
 
 function sum(runs: readonly ConsoleRun[], field: 'records' | 'requests'): number {
