@@ -226,6 +226,11 @@ export interface Failover {
   commitMs?: number;
   /** When no commit followed the claim: what the database connections were doing. */
   stall?: string;
+  /**
+   * When no commit followed the claim and the account is `reauth_required` (its bare pair lost,
+   * paused by design until the operator's remedy): the mark's `since`.
+   */
+  pausedSince?: string;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -269,6 +274,12 @@ export async function measureFailover(
       `select application_name as app, state, coalesce(wait_event_type || ':' || wait_event, '') as wait, left(query, 60) as query from pg_stat_activity where application_name like 'chaos-r%' and state <> 'idle'`,
     );
     failover.stall = `new holder pid ${pid}; busy backends: ${rows.map((r) => `${r.app} ${r.state} ${r.wait} «${r.query.replace(/\s+/g, ' ')}»`).join('; ') || 'none'}`;
+    // The account's own schema (the client's search path) holds its token marks.
+    const mark = await client.query<{ since: string }>('select since from token_reauth limit 1').catch(() => ({ rows: [] as { since: string }[] }));
+    if (mark.rows[0]) {
+      failover.pausedSince = mark.rows[0].since;
+      failover.stall += `; the account is reauth_required since ${failover.pausedSince} (paused by design until the operator's remedy)`;
+    }
   }
   return failover;
 }

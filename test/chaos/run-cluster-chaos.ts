@@ -830,7 +830,7 @@ function renderClusterTable(r: Omit<ClusterChaosReport, 'table'>, counts: Map<nu
   for (const x of notes) out += `  ${x}\n`;
   for (const act of r.actions) {
     if (!act.failovers || act.failovers.length < 2) continue;
-    out += `  #${act.n} ${act.action} per account: ${act.failovers.map((f) => `${f.account} ${f.oldEpoch}→${f.newEpoch ?? '—'} claim ${ms(f.claimMs)} ms commit ${ms(f.commitMs)} ms`).join('; ')}\n`;
+    out += `  #${act.n} ${act.action} per account: ${act.failovers.map((f) => `${f.account} ${f.oldEpoch}→${f.newEpoch ?? '—'} claim ${ms(f.claimMs)} ms commit ${ms(f.commitMs)} ms${f.pausedSince ? ' (reauth_required: paused)' : ''}`).join('; ')}\n`;
   }
   for (const x of r.reauths) out += `  operator re-authentication: ${x}\n`;
   return out;
