@@ -190,12 +190,11 @@ export class ApiClient {
             route: '/generate-new-token',
             schema: tokenRecordSchema,
             bearer: refreshToken,
-            // With client credentials a failure that may have come after the rotation (a 5xx, a
-            // lost connection, an unreadable answer) is not retried: TokenManager gets new tokens
-            // with them instead of presenting a refresh token that may be dead. On a bare pair a
-            // retry is the only way to learn whether the server rotated (a 401 if it did), except
-            // after a 2xx it cannot read: that did rotate, and is final (the pair is lost).
-            idempotent: !('clientId' in credentials),
+            // Only a bare pair rotates (with client credentials TokenManager takes new tokens from
+            // POST /retrieve-token). A failure that may have come after the rotation (a 5xx, a
+            // lost connection) is retried: the only way to learn whether the server rotated (a 401
+            // if it did), except after a 2xx it cannot read: that did rotate, and is final.
+            idempotent: true,
             unreadableSuccessIsFinal: true,
             ...(beforeSend ? { beforeSend } : {}),
             ...(answerWithinMs !== undefined ? { timeoutMs: answerWithinMs } : {}),

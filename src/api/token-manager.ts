@@ -49,11 +49,13 @@ export interface TokenManagerOptions {
   /** How often a process waiting for another's refresh looks at the store (default 250 ms). */
   refreshLockPollMs?: number;
   /**
-   * Main only: how long a process waits for another's refresh before it calls `GET /token` itself,
-   * without the lock (default 5 s). That call leaves the refresh token valid (spec §5 item 7), so
-   * two processes refreshing at once cost one request more, nothing else; waiting for the lock's
-   * whole life instead stalled a main account ~30 s behind a holder paused mid-refresh (cluster
-   * chaos, a `SIGSTOP`). Brokerage always waits: its refresh rotates the pair.
+   * How long a process waits for another's refresh before it refreshes itself, without the lock
+   * (default 5 s), where that refresh spends nothing: main's `GET /token` leaves the refresh token
+   * valid (spec §5 item 7), and `POST /retrieve-token` with client credentials returns the valid
+   * one (item 5). Two processes refreshing at once then cost one request more, nothing else;
+   * waiting for the lock's whole life instead stalled an account ~30 s behind a holder paused
+   * mid-refresh (cluster chaos, a `SIGSTOP`). A bare brokerage pair always waits: its refresh
+   * rotates the pair.
    */
   refreshLockPatienceMs?: number;
   /**
@@ -72,7 +74,7 @@ export interface TokenManagerOptions {
 const DEFAULT_LOCK_TTL_MS = 60_000;
 const DEFAULT_LOCK_POLL_MS = 250;
 const DEFAULT_LOCK_PATIENCE_MS = 5_000;
-/** takeRefreshLock's answer when a main account may refresh without the lock (refreshLockPatienceMs). */
+/** takeRefreshLock's answer when the account may refresh without the lock (refreshLockPatienceMs). */
 const REFRESH_WITHOUT_LOCK = Symbol('refresh without the lock');
 const DEFAULT_REAUTH_CHECK_MS = 1_000;
 /** Pauses before each new attempt to store a rotated pair whose save failed (~25 s in all). */
@@ -335,7 +337,7 @@ export class TokenManager {
       if (adopted !== undefined) return adopted;
       // …or found the tokens lost while this one waited for the lock.
       await this.assertNotPaused(true);
-      const rotating = this.options.variant === 'brokerage' && Boolean(this.current?.refreshToken);
+      const rotating = this.refreshRotates();
       if (rotating && this.tookOverExpiredLock && this.current?.refreshToken) {
         // Its holder is alive (paused, starved) or on another host: it may be inside a rotation
         // whose answer it will still store. Spending the refresh token now would present a dead
@@ -362,7 +364,7 @@ export class TokenManager {
       // that took the expired lock meanwhile find it in the store (awaitLateRotation).
       // Nor is it cut off by the caller's signal (a tenure cut when its lease passed during a
       // pause): the answer is stored for whoever works the account next.
-      const rotates = this.options.variant === 'brokerage' && Boolean(this.current?.refreshToken);
+      const rotates = this.refreshRotates();
       const deadline = rotates ? new AbortController().signal : AbortSignal.timeout(callMs);
       // Not AbortSignal.any: the caller's signal can be the daemon's, alive for months (linkSignals).
       const callSignal = signal && !rotates ? linkSignals([signal, deadline]) : { signal: deadline, dispose: () => undefined };
@@ -433,7 +435,7 @@ export class TokenManager {
         logger.info('another process stored a newer refresh token; refreshing with it');
         throwIfAborted(signal);
         // A brokerage rotation once sent is not cut by the signal (as in refreshUnderLock).
-        const callSignal = this.options.variant === 'brokerage' ? new AbortController().signal : (signal ?? new AbortController().signal);
+        const callSignal = this.refreshRotates() ? new AbortController().signal : (signal ?? new AbortController().signal);
         return this.doRefresh(callSignal, rejectedToken, true);
       }
     }
@@ -472,37 +474,64 @@ export class TokenManager {
     }
   }
 
-  /** Main, with a refresh token to present: `GET /token` leaves it valid, so the lock only saves requests. */
-  private mayRefreshWithoutLock(): boolean {
-    return this.options.variant === 'main' && Boolean(this.current?.refreshToken) && !this.unsaved;
+  private hasClientCredentials(): boolean {
+    return 'clientId' in this.options.credentials;
   }
 
   /**
-   * `GET /token` without the refresh lock, once another process held it past refreshLockPatienceMs
-   * (a holder paused or starved mid-refresh). Only the call that spends nothing: on any failure
-   * (the refresh token rejected, the store not written) undefined, and the caller waits for the
-   * lock and takes the usual path, where a rejection is judged with the store read again and the
-   * client credentials may be used — which can replace the refresh token, so never without it.
+   * Whether a refresh now rotates the refresh token: brokerage's `GET /generate-new-token`, on a
+   * bare pair. With client credentials brokerage takes new access tokens from `POST
+   * /retrieve-token` instead, which returns the valid refresh token rather than replacing it
+   * (spec §5 item 5): nothing is spent, so no answer can be lost with the only live pair in it.
+   */
+  private refreshRotates(): boolean {
+    return this.options.variant === 'brokerage' && !this.hasClientCredentials() && Boolean(this.current?.refreshToken);
+  }
+
+  /**
+   * Whether the refresh call spends nothing (main's `GET /token` with a refresh token, or client
+   * credentials), so the lock only saves requests and a holder stuck in it need not be waited for.
+   */
+  private mayRefreshWithoutLock(): boolean {
+    if (this.unsaved) return false;
+    return this.hasClientCredentials() || (this.options.variant === 'main' && Boolean(this.current?.refreshToken));
+  }
+
+  /**
+   * A refresh that spends nothing (mayRefreshWithoutLock) without the refresh lock, once another
+   * process held it past refreshLockPatienceMs (a holder paused or starved mid-refresh): main's
+   * `GET /token` with the refresh token held, else `POST /retrieve-token`. On any failure (the
+   * refresh token or the client credentials rejected, the store not written) undefined, and the
+   * caller waits for the lock and takes the usual path, where a rejection is judged with the store
+   * read again and the account marked lost only then.
    */
   private async refreshWithoutLock(ttlMs: number, signal: AbortSignal | undefined, rejectedToken: string | undefined): Promise<string | undefined> {
-    const { store, account, endpoints, logger } = this.options;
-    const refreshToken = this.current?.refreshToken;
-    if (!refreshToken) return undefined;
-    logger.info({ account }, 'another process has held the token refresh lock too long; refreshing without it (GET /token does not rotate the refresh token)');
+    const { store, account, endpoints, logger, credentials, variant } = this.options;
+    const refreshToken = this.current?.refreshToken ?? null;
+    const viaRefreshToken = variant === 'main' && refreshToken !== null;
+    const request = viaRefreshToken
+      ? (callSignal: AbortSignal) => endpoints.refreshAccessToken(refreshToken, callSignal)
+      : 'clientId' in credentials
+        ? (callSignal: AbortSignal) => endpoints.retrieveToken(credentials.clientId, credentials.clientSecret, callSignal)
+        : undefined;
+    if (!request) return undefined;
+    const call = viaRefreshToken ? 'GET /token' : 'POST /retrieve-token';
+    logger.info({ account }, `another process has held the token refresh lock too long; refreshing without it (${call} does not replace a valid refresh token)`);
     const deadline = AbortSignal.timeout(callDeadlineMs(ttlMs));
     const callSignal = signal ? linkSignals([signal, deadline]) : { signal: deadline, dispose: () => undefined };
     try {
       this.refreshCount += 1;
-      const record = await endpoints.refreshAccessToken(refreshToken, callSignal.signal);
-      const accessToken = pickAccessToken(record, 'GET /token');
+      const record = await request(callSignal.signal);
+      const accessToken = pickAccessToken(record, call);
       if (accessToken === rejectedToken) return undefined;
       registerSecret(accessToken);
       registerSecret(record.refresh_token ?? null);
       const next: StoredTokens = { accessToken, refreshToken: record.refresh_token ?? refreshToken, accessExpiresAt: expiryOf(accessToken) };
-      // Not over a newer refresh token (the holder fell back to client credentials meanwhile,
-      // which can replace it): the lock path adopts that one instead.
+      // Not over a refresh token someone stored meanwhile (the holder fell back to client
+      // credentials, or rotated: an older replica on a brokerage account) unless it is the one
+      // just received: the lock path adopts that one instead.
       const stored = await store.load(account);
-      if (stored?.refreshToken && stored.refreshToken !== refreshToken) return undefined;
+      if (stored?.refreshToken && stored.refreshToken !== refreshToken && stored.refreshToken !== next.refreshToken) return undefined;
       await store.save(account, next);
       this.current = next;
       logger.debug({ expiresAt: next.accessExpiresAt }, 'access token refreshed without the lock');
@@ -543,7 +572,9 @@ export class TokenManager {
     const hasClientCredentials = 'clientId' in credentials;
     this.refreshCount += 1;
 
-    if (refreshToken) {
+    // Brokerage with client credentials: `POST /retrieve-token` (below) gives a new access token
+    // and keeps the refresh token; a rotation would only put the pair at stake.
+    if (refreshToken && !(variant === 'brokerage' && hasClientCredentials)) {
       try {
         if (variant === 'main') {
           const record = await endpoints.refreshAccessToken(refreshToken, signal);
@@ -631,12 +662,6 @@ export class TokenManager {
       const lost = `GET /generate-new-token answered HTTP ${error.status} with a body that could not be read: the server rotated the refresh token and the new pair is lost`;
       if (!hasClientCredentials) return this.markLost(`${lost}, and no clientId/clientSecret is configured`, error);
       logger.warn({ status: error.status }, `${lost}; retrieving new tokens with client credentials`);
-      return undefined;
-    }
-    if (variant === 'brokerage' && hasClientCredentials && mayHaveRotated(error)) {
-      // Not retried (ApiClient): whether the server rotated is unknown, and the refresh token held
-      // may be dead. Client credentials get a valid pair either way.
-      logger.warn({ err: error }, 'GET /generate-new-token failed after it may have rotated the refresh token; retrieving new tokens with client credentials');
       return undefined;
     }
     const rejected = error instanceof ApiError && (error.status === 401 || error.status === 403);
@@ -760,13 +785,6 @@ export class TokenManager {
     clearTimeout(timer);
   }
 
-}
-
-/** A failed call the server may have carried out before it failed (5xx, a connection lost after sending). */
-function mayHaveRotated(error: unknown): boolean {
-  if (error instanceof ApiNetworkError) return error.mayHaveBeenProcessed;
-  if (error instanceof ApiError) return error.status >= 500;
-  return error instanceof ApiResponseError;
 }
 
 /** How long a refresh's API call may take under a lock of `ttlMs`: always less than the lock lives. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ServerClock } from '../../src/api/server-clock.js';
-import { TokenManager, type TokenEndpoints } from '../../src/api/token-manager.js';
+import { TokenManager, type AuthCredentials, type TokenEndpoints } from '../../src/api/token-manager.js';
 import type { ApiVariant } from '../../src/api/variant.js';
 import { capturingLogger } from '../helpers/log-capture.js';
 import { LockingStore, until } from '../helpers/locking-token-store.js';
@@ -10,17 +10,27 @@ import { jwt } from '../helpers/test-jwt.js';
  * A process waiting for another's token refresh (refreshLockPatienceMs). Cluster chaos: a main
  * account stalled ~30 s after a `SIGSTOP` of the replica holding its refresh lock, waiting for the
  * lock's whole life. On main `GET /token` leaves the refresh token valid (spec §5 item 7), so a
- * waiter refreshes by itself after a short wait; on brokerage the refresh rotates the pair and
- * two of them at once would leave one side with a dead refresh token: it keeps waiting.
+ * waiter refreshes by itself after a short wait, and so does one with client credentials, whose
+ * `POST /retrieve-token` returns the valid refresh token (item 5). On a bare brokerage pair the
+ * refresh rotates the pair and two of them at once would leave one side with a dead refresh
+ * token: it keeps waiting.
  */
+
+const CLIENT: AuthCredentials = { clientId: 'client-1', clientSecret: 'secret-value-123456' };
 
 const PATIENCE_MS = 40;
 
-function manager(variant: ApiVariant, store: LockingStore, endpoints: Partial<TokenEndpoints>, patienceMs = PATIENCE_MS) {
+function manager(
+  variant: ApiVariant,
+  store: LockingStore,
+  endpoints: Partial<TokenEndpoints>,
+  patienceMs = PATIENCE_MS,
+  credentials: AuthCredentials = { accessToken: jwt(-10), refreshToken: 'refresh-0' },
+) {
   const logs = capturingLogger();
   const tokens = new TokenManager({
     variant,
-    credentials: { accessToken: jwt(-10), refreshToken: 'refresh-0' },
+    credentials,
     store,
     account: `${variant}|patience-test`,
     clock: new ServerClock(),
@@ -110,7 +120,7 @@ describe('waiting for another process\'s token refresh', () => {
     expect(await store.load('main|patience-test')).toMatchObject({ accessToken: theirs, refreshToken: 'refresh-new' });
   });
 
-  it('brokerage: keeps waiting for the lock however long; no rotation is sent beside the holder\'s', async () => {
+  it('brokerage on a bare pair: keeps waiting for the lock however long; no rotation is sent beside the holder\'s', async () => {
     const store = new LockingStore();
     const rotations: string[] = [];
     const { tokens } = manager('brokerage', store, {
@@ -128,5 +138,44 @@ describe('waiting for another process\'s token refresh', () => {
     expect(await waiting).toBe('gave up');
     await tokens.settled(600_000);
     expect(rotations).toEqual([]);
+  });
+
+  it('brokerage with client credentials: after the patience, POST /retrieve-token without the lock; its refresh token kept, nothing rotated', async () => {
+    const store = new LockingStore();
+    // What the holder (or the account's first run) stored: an expired access token, the live refresh token.
+    await store.save('brokerage|patience-test', { accessToken: jwt(-10), refreshToken: 'refresh-live', accessExpiresAt: new Date(Date.now() - 10_000).toISOString() });
+    const fresh = jwt(3600);
+    let retrieved = 0;
+    const { tokens, logs } = manager(
+      'brokerage',
+      store,
+      {
+        retrieveToken: async (clientId) => {
+          expect(clientId).toBe('client-1');
+          retrieved += 1;
+          return { access_token: fresh, refresh_token: 'refresh-live' };
+        },
+      },
+      PATIENCE_MS,
+      CLIENT,
+    );
+    await expect(tokens.accessToken()).resolves.toBe(fresh);
+    expect(retrieved).toBe(1);
+    expect(store.released).toBe(0);
+    expect(await store.load('brokerage|patience-test')).toMatchObject({ accessToken: fresh, refreshToken: 'refresh-live' });
+    expect(logs.text()).toMatch(/refreshing without it \(POST \/retrieve-token/);
+    await tokens.settled(600_000);
+  });
+
+  it('brokerage with client credentials, the lock free: a refresh is POST /retrieve-token, never a rotation of the stored refresh token', async () => {
+    const store = new LockingStore();
+    store.acquire = () => true;
+    await store.save('brokerage|patience-test', { accessToken: jwt(-10), refreshToken: 'refresh-live', accessExpiresAt: new Date(Date.now() - 10_000).toISOString() });
+    const fresh = jwt(3600);
+    const { tokens } = manager('brokerage', store, { retrieveToken: async () => ({ access_token: fresh, refresh_token: 'refresh-live' }) }, PATIENCE_MS, CLIENT);
+    // The manager's default endpoints reject a rotation: reaching it fails the call.
+    await expect(tokens.accessToken()).resolves.toBe(fresh);
+    expect(store.released).toBe(1);
+    expect(await store.load('brokerage|patience-test')).toMatchObject({ accessToken: fresh, refreshToken: 'refresh-live' });
   });
 });
