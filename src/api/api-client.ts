@@ -43,6 +43,8 @@ export interface ApiClientOptions {
   refreshBeforeExpiryMs?: number;
   /** How long a token refresh may hold the account's lock in a shared store (TokenManagerOptions.refreshLockTtlMs). */
   refreshLockTtlMs?: number;
+  /** How long to wait for another process's refresh before one that spends nothing goes ahead (TokenManagerOptions.refreshLockPatienceMs). */
+  refreshLockPatienceMs?: number;
   rateLimit?: Omit<RateBudgetOptions, 'now'>;
   /** Share one budget between clients of the same account (e.g. tests that restart a client). */
   budget?: RateBudget;
@@ -167,6 +169,7 @@ export class ApiClient {
       clock: this.clock,
       refreshBeforeExpiryMs: options.refreshBeforeExpiryMs ?? 60_000,
       ...(options.refreshLockTtlMs !== undefined ? { refreshLockTtlMs: options.refreshLockTtlMs } : {}),
+      ...(options.refreshLockPatienceMs !== undefined ? { refreshLockPatienceMs: options.refreshLockPatienceMs } : {}),
       logger: options.logger.child({ component: 'auth' }),
       endpoints: {
         retrieveToken: (clientId, clientSecret, signal) =>

@@ -31,6 +31,13 @@ afterEach(async () => {
 
 const DIALECTS = await stateDialects();
 const POSTGRES = await postgresUrlForTests();
+/**
+ * A replica stopped (`SIGSTOP`, a frozen VM) inside a refresh, on another host: nobody may take
+ * its refresh lock over before the deadline. A brokerage account with client credentials need not
+ * wait for it: its refresh is `POST /retrieve-token`, which returns the valid refresh token rather
+ * than replacing it (spec §5 item 5), so after the patience it goes ahead without the lock.
+ */
+const STUCK_HOLDER = '4242:stopped-replica:another-host';
 
 describe('tokens shared by several processes through the state store', () => {
   it.each(DIALECTS)('brokerage: two clients on one %s state refresh one at a time and never use a rotated-away refresh token', async (dialect) => {
@@ -132,4 +139,52 @@ describe('tokens shared by several processes through the state store', () => {
       await run.exited;
     }
   }, 120_000);
+
+  it.each(DIALECTS)('a refresh lock held by a stopped replica, brokerage with client credentials on %s: refreshes with POST /retrieve-token without the lock after the patience; nothing rotated', async (dialect) => {
+    sim = await startSim({ variant: 'brokerage', loads: 100, accessTokenTtlMs: 5_000 });
+    const location: StateLocation =
+      dialect === 'postgres' ? postgresStateLocation(POSTGRES!) : { kind: 'sqlite', path: path.join(tempDir('token-stuck-holder'), 'state.sqlite') };
+    if (location.kind === 'postgres') cleanups.push(() => dropPostgresSchema(location.url, location.schema));
+    const db = await openState(location);
+    // Closed before the schema is dropped (cleanups run in order).
+    cleanups.unshift(() => db.destroy());
+    await migrateToLatest(db);
+    const store = new SqlTokenStore(db);
+    const client = new ApiClient({
+      baseUrl: sim.baseUrl,
+      variant: 'brokerage',
+      credentials: { clientId: sim.options.clientId, clientSecret: sim.options.clientSecret },
+      tokenStore: store,
+      logger: silentLogger(),
+      rateLimit: { requestsPerSecond: 500, maxInFlight: 2, adaptive: false },
+      retry: { maxAttempts: 3, baseDelayMs: 10, maxDelayMs: 50, maxElapsedMs: 10_000 },
+      // The stopped holder's lock outlives this test: only the patience can end the wait.
+      refreshLockTtlMs: 600_000,
+      refreshLockPatienceMs: 200,
+    });
+    cleanups.unshift(async () => client.close());
+    const account = client.tokens.account;
+
+    expect((await listLoads(client, { limit: 10, sortBy: 'asc' })).items).toHaveLength(10);
+    const before = await store.load(account);
+    expect(before?.refreshToken).toBeTruthy();
+
+    // The other replica took the lock for its refresh and was stopped inside it.
+    expect(await store.acquireRefreshLock(account, STUCK_HOLDER, 600_000)).toBe(true);
+    // This process's access token expires: it must refresh.
+    sim.advance(6_000);
+    const page = await listLoads(client, { skip: 10, limit: 10, sortBy: 'asc' });
+    expect(page.items).toHaveLength(10);
+
+    const after = await store.load(account);
+    expect(after?.accessToken).not.toBe(before?.accessToken);
+    // The refresh token is the one the server keeps: nothing was rotated, nothing spent.
+    expect(after?.refreshToken).toBe(before?.refreshToken);
+    const routes = sim.stats().byRoute;
+    expect(routes['GET /generate-new-token']).toBeUndefined();
+    expect(routes['POST /retrieve-token']?.['200']).toBe(2);
+    expect(sim.stats().retiredRefreshTokenUses).toBe(0);
+    // The stopped replica's lock was left alone: it is still its holder's.
+    expect(await store.acquireRefreshLock(account, '4243:probe:another-host', 1_000)).toBe(false);
+  });
 });
