@@ -260,9 +260,11 @@ export async function measureFailover(
     await sleep(50);
   }
   while (Date.now() < until && failover.claimMs !== undefined && failover.commitMs === undefined) {
+    // Under the new tenure only: a commit of the old holder that was in flight when it was
+    // signalled can land a few ms after the signal (seen: "commit 9 ms") and is not a failover's.
     const { rows } = await client.query<{ at_ms: string }>(
-      `select (extract(epoch from min(at)) * 1000)::bigint::text as at_ms from chaos_commits where tbl = 'checkpoints' and at_ms_raw > $1`,
-      [signalledAtMs],
+      `select (extract(epoch from min(at)) * 1000)::bigint::text as at_ms from chaos_commits where tbl = 'checkpoints' and at_ms_raw > $1 and epoch >= $2`,
+      [signalledAtMs, failover.newEpoch ?? failover.oldEpoch + 1],
     );
     if (rows[0]?.at_ms) failover.commitMs = Number(rows[0].at_ms) - signalledAtMs;
     else await sleep(50);
