@@ -178,4 +178,16 @@ describe('waiting for another process\'s token refresh', () => {
     expect(store.released).toBe(1);
     expect(await store.load('brokerage|patience-test')).toMatchObject({ accessToken: fresh, refreshToken: 'refresh-live' });
   });
+
+  it('main with client credentials and no tokens yet: after the patience, POST /retrieve-token without the lock', async () => {
+    const store = new LockingStore();
+    const fresh = jwt(3600);
+    let retrieved = 0;
+    const { tokens } = manager('main', store, { retrieveToken: async () => ((retrieved += 1), { access_token: fresh, refresh_token: 'refresh-live' }) }, PATIENCE_MS, CLIENT);
+    await expect(tokens.accessToken()).resolves.toBe(fresh);
+    expect(retrieved).toBe(1);
+    expect(store.released).toBe(0);
+    expect(await store.load('main|patience-test')).toMatchObject({ accessToken: fresh, refreshToken: 'refresh-live' });
+    await tokens.settled(600_000);
+  });
 });
