@@ -59,12 +59,18 @@ ARG DRIVERS=postgres,mysql,sftp
 LABEL org.opencontainers.image.title="freight-sync" \
       io.freight-sync.node-major="${NODE_MAJOR}" \
       io.freight-sync.drivers="${DRIVERS}"
-# MALLOC_ARENA_MAX: glibc gives each allocating thread (V8's helpers, libuv's pool) its own malloc
-# arena, each resident at its own peak; two arenas took a 10^5-load backfill ~8 MiB lower (README "Memory").
+# glibc's malloc, which a process can only tune from its environment at start (README "Memory"):
+# MALLOC_ARENA_MAX: each allocating thread (V8's helpers, libuv's pool) gets its own arena, each
+# resident at its own peak; two arenas took a 2x10^5-load backfill ~9 MiB lower. The two thresholds
+# stop glibc raising its mmap threshold when V8 first frees a block of 1-2 MiB (its string table as
+# it grows, a large compiler zone), after which such blocks come from the arenas and leave holes
+# there: another ~5 MiB lower (bench/results-scaling.md, fourteenth session).
 ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     NODE_ENV=production \
     FREIGHT_SYNC_IN_CONTAINER=1 \
-    MALLOC_ARENA_MAX=2
+    MALLOC_ARENA_MAX=2 \
+    MALLOC_MMAP_THRESHOLD_=131072 \
+    MALLOC_TRIM_THRESHOLD_=131072
 WORKDIR /app
 COPY --from=prod-deps /app/node_modules ./node_modules
 COPY --from=prod-deps /app/package.json ./

@@ -1,6 +1,6 @@
 import { mappingRejections, type ContractLogger, type RecordBatch, type RecordSink, type SinkAck, type StreamMapper } from '../../src/contracts/index.js';
 import { throwIfAborted } from '../../src/util/abort.js';
-import { releaseBuffer } from '../../src/util/release-buffer.js';
+import { releaseBuffer } from '../../src/util/large-buffers.js';
 import type { AppendLog, FileTarget } from './file-target.js';
 import { encodeCsv, latin1Check } from './encode-csv.js';
 import { batchFileOf, batchName, parseBatchName, STAGING_DIR, utcStamp } from './file-names.js';

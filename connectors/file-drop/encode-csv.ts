@@ -1,5 +1,6 @@
 import { stringify } from 'csv-stringify/sync';
 import type { Cell } from '../../src/contracts/index.js';
+import { takeBuffer } from '../../src/util/large-buffers.js';
 import type { CsvFormat } from './format-options.js';
 
 type Format = Pick<CsvFormat, 'delimiter' | 'bom' | 'lineEnding' | 'quote' | 'quoted' | 'encoding' | 'header'> &
@@ -138,7 +139,8 @@ function encodePlain(columns: readonly string[], rows: readonly Record<string, C
     }
     putBytes(eol);
   }
-  const out = Buffer.allocUnsafe(at);
+  // Its memory is reused for a later page once the sink releases it (large-buffers.ts).
+  const out = takeBuffer(at);
   buf.copy(out, 0, 0, at);
   if (buf.length <= SCRATCH_KEEP) scratch = buf;
   if (rawScratch.length > SCRATCH_KEEP) rawScratch = Buffer.allocUnsafeSlow(1 << 14);

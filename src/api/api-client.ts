@@ -18,7 +18,7 @@ import {
 import { HttpTransport, type TransportResponse } from './http-transport.js';
 import { parseJsonBody, scanListBody, type ListScan } from './json-body.js';
 import { listPeekOf, type ListPeekHandler } from './list-peek.js';
-import { releaseBuffer } from '../util/release-buffer.js';
+import { releaseBuffer } from '../util/large-buffers.js';
 import type { QueryParams } from './query-string.js';
 import { defaultRequestEncoding, type RequestEncoding } from './request-body.js';
 import { RateBudget, type RateBudgetOptions } from './rate-budget.js';

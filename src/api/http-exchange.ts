@@ -1,6 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
+import { releaseBuffer, takeBuffer } from '../util/large-buffers.js';
 import { decoderFor } from './response-decoding.js';
 import { gatedTransport } from './write-gate.js';
 
@@ -89,7 +90,7 @@ export function exchange(request: Exchange): Promise<ExchangeResult> {
       res.on('error', fail);
       res.on('end', () => {
         if (settled) return;
-        const received = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+        const received = chunks.length === 1 ? chunks[0]! : joinChunks(chunks);
         const headers = res.headers;
         const status = res.statusCode ?? 0;
         const noBody = status === 204 || request.method === 'HEAD';
@@ -102,7 +103,11 @@ export function exchange(request: Exchange): Promise<ExchangeResult> {
         }
         // The answer is complete and its socket back in the pool: a bad encoding fails the call only.
         decode(received).then(
-          (bytes) => done() && resolve({ status, headers, bytes }),
+          (bytes) => {
+            // Decoded into bytes of their own: the compressed ones are read no more.
+            if (bytes !== received) releaseBuffer(received);
+            if (done()) resolve({ status, headers, bytes });
+          },
           (error: ExchangeError) => done() && reject(error),
         );
       });
@@ -123,6 +128,16 @@ export function exchange(request: Exchange): Promise<ExchangeResult> {
     signal?.addEventListener('abort', onAbort, { once: true });
     req.end(request.body);
   });
+}
+
+/** Buffer.concat of a body's chunks, into a buffer whose memory is reused once it is released (large-buffers.ts). */
+function joinChunks(chunks: readonly Buffer[]): Buffer {
+  let length = 0;
+  for (const chunk of chunks) length += chunk.length;
+  const joined = takeBuffer(length);
+  let at = 0;
+  for (const chunk of chunks) at += chunk.copy(joined, at);
+  return joined;
 }
 
 function codedError(message: string, code: string): ExchangeError {

@@ -4,6 +4,7 @@ import zlib from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiNetworkError } from '../../src/api/errors.js';
 import { HttpTransport } from '../../src/api/http-transport.js';
+import { releaseBuffer } from '../../src/util/large-buffers.js';
 
 /** A loopback server whose answers the test writes itself; records each request's line, headers and body. */
 async function startServer(handler: (req: http.IncomingMessage, res: http.ServerResponse, body: Buffer) => void) {
@@ -59,6 +60,35 @@ describe('HttpTransport over node:http', () => {
     expect(answer.bytes.equals(Buffer.from(json))).toBe(true);
     expect(answer.headers['content-encoding']).toBeUndefined();
     expect(api.seen[0]!.headers['accept-encoding']).toBe('gzip, compress, deflate, br');
+  });
+
+  it('large bodies, plain and compressed, arrive whole one after another while their memory is released and taken again', async () => {
+    // Pseudo-random text compresses poorly: both the compressed and the plain body span many socket chunks.
+    const bodyOf = (seed: number) => {
+      let x = seed;
+      const parts: string[] = [];
+      for (let i = 0; i < 30_000; i++) {
+        x = (x * 1_103_515_245 + 12_345) >>> 0;
+        parts.push(x.toString(36));
+      }
+      return Buffer.from(JSON.stringify({ data: parts }));
+    };
+    const api = await startServer((req, res) => {
+      const [, kind, seed] = (req.url ?? '').split('/').slice(1);
+      const body = bodyOf(Number(seed));
+      if (kind === 'gzip') res.writeHead(200, { 'content-encoding': 'gzip' }).end(zlib.gzipSync(body));
+      else res.writeHead(200).end(body);
+    });
+    const client = transport(api.port);
+    for (let seed = 1; seed <= 6; seed++) {
+      const kind = seed % 2 === 0 ? 'gzip' : 'plain';
+      const answer = await client.send({ method: 'GET', path: `/${kind}/${seed}`, endpoint });
+      const expected = bodyOf(seed);
+      expect(expected.length).toBeGreaterThan(128 * 1024);
+      expect(answer.bytes.equals(expected)).toBe(true);
+      // What the API client does once a page is parsed: the next answer may take this memory.
+      releaseBuffer(answer.bytes);
+    }
   });
 
   it('decompresses a deflate body sent without its zlib header, and keeps an encoding it does not know as it came', async () => {
