@@ -4,7 +4,7 @@
 #   size at most IMAGE_MAX_MB (decimal MB, as `podman images` prints), uid 1000, no dev dependency and
 #   no left-out driver inside, /healthz and /readyz, a first sync into the mounted /data volume and a
 #   PostgreSQL sink (rows equal the simulator's truth), the HEALTHCHECK reported healthy, a driver the
-#   image lacks named in the error, SIGTERM drain exiting 0.
+#   image lacks named in the error, SIGTERM drain exiting 0, glibc malloc settings in the environment.
 # No registry is reachable here: the base image node:<major>-bookworm-slim is a local stand-in built by
 # container-base.sh (CONTAINER_BASE_SH, else ../shared/tools/container-base.sh), which also prints the
 # podman flags these machines need. With CI=true anything missing fails; otherwise it skips loudly.
@@ -64,6 +64,12 @@ echo "image size: ${size_mb} MB ($size bytes; budget ${IMAGE_MAX_MB} MB)"
 [ "$size" -le $(( IMAGE_MAX_MB * 1000000 )) ] || fail "image is ${size_mb} MB, over the ${IMAGE_MAX_MB} MB budget"
 [ "$(pod image inspect --format '{{.Config.User}}' "$IMAGE")" = node ] || fail "image USER is not node"
 [[ "$(pod image inspect --format '{{json .Config.Healthcheck}}' "$IMAGE")" == *healthz* ]] || fail "image has no HEALTHCHECK (built without --format docker?)"
+# glibc's malloc settings the peak RSS figures are measured with (README "Memory"): only the
+# environment at start can set them, so the image must carry them.
+image_env=$(pod image inspect --format '{{json .Config.Env}}' "$IMAGE")
+for setting in MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072 MALLOC_TRIM_THRESHOLD_=131072; do
+  [[ "$image_env" == *"\"$setting\""* ]] || fail "image environment lacks $setting (has: $image_env)"
+done
 
 # ---- what is inside node_modules: production packages of the lockfile only, left-out drivers absent ----
 say "image contents: no dev dependency, drivers as built"
