@@ -7,8 +7,8 @@ import { startSimulatorProcess } from './simulator-process.js';
 
 /**
  * What V8's JSON.parse costs when a page's short identifiers are unique (issue 14, memory): it
- * internalises every string value of at most 10 characters — into the string table, in old
- * space, alive until a full collection. One page of 50 simulator loads is parsed `pages` times,
+ * internalises every string value of at most 10 characters — into its string table, which drops
+ * them only when a full collection finds them dead. One page of 50 simulator loads is parsed `pages` times,
  * element by element as the product does, with the fields that are unique per load made unique
  * each time: once at most 10 characters long (as the simulator's and real reference numbers
  * are), once 11. Each variant runs in a child process of its own, for its peak RSS.
