@@ -86,5 +86,9 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.FREIGHT_SYNC_HTTP_PORT || '9090') + '/healthz').then(r => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # The daemon drains on SIGTERM (the default stop signal) and exits 0.
 STOPSIGNAL SIGTERM
-ENTRYPOINT ["node", "dist/src/cli/bin.js"]
+# --max-semi-space-size=4: the young generation's cap (two 4 MiB semi-spaces). Node 22's V8 takes
+# it only as a flag at start (src/cli/start-up-settings.ts); without it a 10^5-load backfill's
+# young generation grew to 32 MiB, all resident (bench/results-scaling.md, fifteenth session).
+# FREIGHT_SYNC_SEMI_SPACE_MIB does not apply to this image: change the flag with --entrypoint.
+ENTRYPOINT ["node", "--max-semi-space-size=4", "dist/src/cli/bin.js"]
 CMD ["run", "-c", "/config/freight-sync.yaml"]

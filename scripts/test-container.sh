@@ -70,6 +70,10 @@ image_env=$(pod image inspect --format '{{json .Config.Env}}' "$IMAGE")
 for setting in MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072 MALLOC_TRIM_THRESHOLD_=131072; do
   [[ "$image_env" == *"\"$setting\""* ]] || fail "image environment lacks $setting (has: $image_env)"
 done
+# The young generation's cap: a node flag on Node ≥ 22, whose V8 ignores the growth factor set at
+# run time (src/cli/start-up-settings.ts); the entrypoint passes it so the daemon need not re-execute.
+image_entrypoint=$(pod image inspect --format '{{json .Config.Entrypoint}}' "$IMAGE")
+[[ "$image_entrypoint" == *'"--max-semi-space-size=4"'* ]] || fail "image entrypoint lacks --max-semi-space-size=4 (has: $image_entrypoint)"
 
 # ---- what is inside node_modules: production packages of the lockfile only, left-out drivers absent ----
 say "image contents: no dev dependency, drivers as built"

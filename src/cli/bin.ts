@@ -1,6 +1,12 @@
 #!/usr/bin/env node
 import { applyMemoryPolicy } from './memory-policy.js';
+import { reexecWithStartUpSettings } from './start-up-settings.js';
 import { raiseInterruptBudget } from './tier-up-budget.js';
+
+// A long command started without the memory settings a process takes only at start (glibc's
+// malloc, the young generation's cap on Node ≥ 22) replaces itself with one that has them, where
+// Node can (start-up-settings.ts); before anything else runs.
+reexecWithStartUpSettings();
 
 // Before anything else is loaded (memory-policy.ts, tier-up-budget.ts).
 applyMemoryPolicy();

@@ -3,6 +3,7 @@ import { composeDeploymentDaemon } from '../../app/compose.js';
 import { startDaemon } from '../../app/daemon.js';
 import { installShutdown } from '../../app/shutdown.js';
 import { prepareAccounts, withApps } from '../runtime.js';
+import { describeStartUpSettings } from '../start-up-settings.js';
 
 /** The work of `freight-sync run` (options and help in commands/run.ts, loaded only when it runs). */
 export async function runAction(options: { initialSync: boolean }, command: Command): Promise<void> {
@@ -24,6 +25,7 @@ export async function runAction(options: { initialSync: boolean }, command: Comm
       const runner = await startDaemon({ services: daemon.services, logger: prepared.logger });
       // One line once everything is up: addresses bound, first pass, streams (issue 13).
       prepared.logger.info(daemon.ready());
+      prepared.logger.debug(describeStartUpSettings());
       const stop = () => {
         prepared.logger.info('stopping: finishing current batches');
         void runner.stop('signal');

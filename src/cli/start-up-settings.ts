@@ -1,0 +1,173 @@
+import { semiSpaceCapMiB } from './young-generation.js';
+
+/**
+ * Memory settings that take effect only when a process starts, and the re-execution that gives them
+ * to a long `freight-sync` command started without them (issue 14, memory):
+ *
+ * - glibc's malloc reads its tuning from the environment at start (GLIBC_MALLOC_SETTINGS);
+ * - on Node ≥ 22 the young generation's cap must be a node flag (`--max-semi-space-size`): its
+ *   V8 no longer lets the growth factor hold it (young-generation.ts), and it grows to two 16 MiB
+ *   semi-spaces, all resident.
+ *
+ * The container image starts with both (Dockerfile); a process started some other way (`npm i -g`,
+ * a systemd unit, a shell) gets them, on Node ≥ 22.15, by replacing itself once with the same
+ * program under the same PID (`process.execve`: no parent stays resident, signals and the exit
+ * status are the program's own). Measured (bench/results-scaling.md, fifteenth session): on Node
+ * 24 a 10^5-load backfill peaked at ~157–160 MiB without them, ~139 MiB with them. README, "Memory".
+ */
+export const GLIBC_MALLOC_SETTINGS: Readonly<Record<string, string>> = {
+  // One arena per allocating thread (V8's helpers, libuv's pool) otherwise, each resident at its own peak.
+  MALLOC_ARENA_MAX: '2',
+  // Fixed thresholds: glibc otherwise raises its mmap threshold the first time V8 frees a 1–2 MiB
+  // block (its string table growing, a compiler zone), and blocks of that size leave holes in the arenas.
+  MALLOC_MMAP_THRESHOLD_: '131072',
+  MALLOC_TRIM_THRESHOLD_: '131072',
+};
+
+/** `auto` (the default) gives the malloc settings where they are missing; `off` never does. */
+export const MALLOC_SWITCH = 'FREIGHT_SYNC_GLIBC_MALLOC';
+/** Set in the re-executed process's environment: what `describeStartUpSettings` reports, and the guard against a second re-execution. */
+export const REEXECUTED_MARK = 'FREIGHT_SYNC_REEXECUTED';
+/** The first Node major whose V8 ignores the growth factor young-generation.ts sets at run time. */
+const FLAG_ONLY_YOUNG_GENERATION_FROM = 22;
+
+/**
+ * The commands that run long or move many records: a short command (`status`, `--help`) would
+ * pay a second start-up (~50 ms) for memory it never reaches.
+ */
+const LONG_COMMANDS = new Set(['run', 'sync', 'backfill', 'push', 'reconcile', 'demo', 'state']);
+/** Global options that take a value as the next argument (main.ts), skipped to find the command. */
+const GLOBAL_OPTIONS_WITH_VALUE = new Set(['-c', '--config', '--log-level', '--account']);
+
+/** The command named on a `freight-sync` command line (`argv` as process.argv), or undefined. */
+export function commandOf(argv: readonly string[]): string | undefined {
+  for (let i = 2; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--') return argv[i + 1];
+    if (GLOBAL_OPTIONS_WITH_VALUE.has(arg)) i += 1;
+    else if (!arg.startsWith('-')) return arg;
+  }
+  return undefined;
+}
+
+/** Malloc tuning the environment already chose, if any: then it is left as it is, whole. */
+function chosenMallocTuning(env: NodeJS.ProcessEnv): string | undefined {
+  const set = Object.keys(env).find((name) => name.startsWith('MALLOC_') && env[name] !== undefined);
+  if (set) return `${set} is set`;
+  if (env.GLIBC_TUNABLES?.includes('glibc.malloc.')) return 'GLIBC_TUNABLES sets glibc.malloc';
+  return undefined;
+}
+
+export interface StartUpSituation {
+  argv: readonly string[];
+  /** The node flags the process runs with (process.execArgv). */
+  execArgv: readonly string[];
+  env: NodeJS.ProcessEnv;
+  platform: NodeJS.Platform;
+  nodeMajor: number;
+  /** Whether `process.execve` exists (Node ≥ 22.15 and 23.11, POSIX; bin.ts runs on the main thread). */
+  canExecve: boolean;
+  /** glibc's version at run time; undefined on musl and non-Linux systems. Asked only when needed. */
+  glibcVersion: () => string | undefined;
+}
+
+export type StartUpPlan =
+  | { reexecute: true; env: NodeJS.ProcessEnv; execArgv: string[]; gives: string[] }
+  | { reexecute: false; why: string };
+
+/** The malloc settings this process lacks and should have, or why none. */
+function missingMalloc(situation: StartUpSituation): { env?: Record<string, string>; why: string } {
+  const { env } = situation;
+  const choice = env[MALLOC_SWITCH]?.trim().toLowerCase() || 'auto';
+  if (choice === 'off') return { why: `${MALLOC_SWITCH}=off` };
+  if (choice !== 'auto') return { why: `${MALLOC_SWITCH}=${env[MALLOC_SWITCH]} is neither auto nor off` };
+  const chosen = chosenMallocTuning(env);
+  if (chosen) return { why: `${chosen}: the environment's choice is kept` };
+  if (situation.platform !== 'linux') return { why: `no glibc (${situation.platform})` };
+  if (!situation.glibcVersion()) return { why: 'no glibc (musl?)' };
+  return { env: { ...GLIBC_MALLOC_SETTINGS }, why: 'glibc malloc settings' };
+}
+
+/** The young generation's cap as a node flag when this Node needs it as one, or why not. */
+function missingSemiSpaceFlag(situation: StartUpSituation): { flag?: string; why: string } {
+  if (situation.nodeMajor < FLAG_ONLY_YOUNG_GENERATION_FROM) return { why: `Node ${situation.nodeMajor} holds the young generation's cap at run time` };
+  const cap = semiSpaceCapMiB(situation.env, [...situation.execArgv, ...(situation.env.NODE_OPTIONS ?? '').split(/\s+/)]);
+  if (cap === undefined) return { why: 'the young generation is left to V8 or to a node flag given' };
+  return { flag: `--max-semi-space-size=${cap}`, why: 'young generation cap' };
+}
+
+/** Whether to re-execute, and with which environment and node flags. */
+export function planStartUpSettings(situation: StartUpSituation): StartUpPlan {
+  const stay = (why: string): StartUpPlan => ({ reexecute: false, why });
+  if (situation.env[REEXECUTED_MARK] === '1') return stay('re-executed already');
+  const command = commandOf(situation.argv);
+  if (!command || !LONG_COMMANDS.has(command)) return stay(`${command ?? 'no command'}: a short command`);
+  // Cheap checks first: the C library is asked only when a re-execution is possible at all.
+  if (!situation.canExecve) return stay('this Node cannot re-execute itself (process.execve: Node ≥ 22.15)');
+  const semiSpace = missingSemiSpaceFlag(situation);
+  const malloc = missingMalloc(situation);
+  if (!semiSpace.flag && !malloc.env) return stay(`nothing missing (${malloc.why}; ${semiSpace.why})`);
+  return {
+    reexecute: true,
+    env: { ...situation.env, ...malloc.env, [REEXECUTED_MARK]: '1' },
+    execArgv: semiSpace.flag ? [...situation.execArgv, semiSpace.flag] : [...situation.execArgv],
+    gives: [...Object.entries(malloc.env ?? {}).map(([name, value]) => `${name}=${value}`), ...(semiSpace.flag ? [semiSpace.flag] : [])],
+  };
+}
+
+/** What reexecWithStartUpSettings decided at start (undefined when it did not run: tests, benchmarks). */
+let startPlan: StartUpPlan | undefined;
+
+type Execve = (file: string, args?: readonly string[], env?: NodeJS.ProcessEnv) => never;
+
+/**
+ * Replaces this process with itself under the settings planStartUpSettings says it lacks; returns
+ * otherwise (and when the exec fails: the process goes on as it was). Called first thing in bin.ts,
+ * before any output, timer or file the exec would drop (it keeps stdin, stdout and stderr only) —
+ * and before the V8 flags memory-policy.ts sets, which the new process sets again.
+ */
+export function reexecWithStartUpSettings(): StartUpPlan {
+  const execve = (process as unknown as { execve?: Execve }).execve;
+  const plan = planStartUpSettings({
+    argv: process.argv,
+    execArgv: process.execArgv,
+    env: process.env,
+    platform: process.platform,
+    nodeMajor: Number(process.versions.node.split('.')[0]),
+    canExecve: typeof execve === 'function',
+    glibcVersion: () => {
+      // The report's header says which C library runs the process (~3 ms; the network part skipped).
+      // (`excludeNetwork`: Node ≥ 20.13; @types/node 20 does not name it.)
+      const report = process.report as NodeJS.ProcessReport & { excludeNetwork?: boolean };
+      const excluded = report.excludeNetwork;
+      report.excludeNetwork = true;
+      try {
+        return (report.getReport() as { header?: { glibcVersionRuntime?: string } }).header?.glibcVersionRuntime;
+      } finally {
+        report.excludeNetwork = excluded;
+      }
+    },
+  });
+  startPlan = plan;
+  if (!plan.reexecute) return plan;
+  try {
+    execve!.call(process, process.execPath, [process.execPath, ...plan.execArgv, ...process.argv.slice(1)], plan.env);
+  } catch (error) {
+    startPlan = { reexecute: false, why: `re-executing failed (${error instanceof Error ? error.message : String(error)})` };
+  }
+  return startPlan;
+}
+
+/** One line on the process's start-up memory settings, for the daemon's start-up log. */
+export function describeStartUpSettings(
+  env: NodeJS.ProcessEnv = process.env,
+  execArgv: readonly string[] = process.execArgv,
+  plan: StartUpPlan | undefined = startPlan,
+): string {
+  const malloc = Object.keys(GLIBC_MALLOC_SETTINGS)
+    .map((name) => `${name}=${env[name] ?? 'unset'}`)
+    .join(' ');
+  const semiSpace = [...execArgv, ...(env.NODE_OPTIONS ?? '').split(/\s+/)].find((arg) => /^--max[-_]semi[-_]space[-_]size\b/.test(arg)) ?? 'no --max-semi-space-size';
+  const how = env[REEXECUTED_MARK] === '1' ? 're-executed with them' : plan && !plan.reexecute ? `not re-executed: ${plan.why}` : 'as started';
+  return `start-up memory settings: ${malloc} ${semiSpace} (${how})`;
+}

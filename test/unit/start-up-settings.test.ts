@@ -1,0 +1,106 @@
+import { describe, expect, it } from 'vitest';
+import { commandOf, describeStartUpSettings, GLIBC_MALLOC_SETTINGS, planStartUpSettings, type StartUpSituation } from '../../src/cli/start-up-settings.js';
+
+const BIN = ['/usr/bin/node', '/usr/lib/node_modules/freight-sync/dist/src/cli/bin.js'];
+const MALLOC = Object.entries(GLIBC_MALLOC_SETTINGS).map(([name, value]) => `${name}=${value}`);
+
+function situation(args: string[], overrides: Partial<StartUpSituation> = {}): StartUpSituation {
+  return { argv: [...BIN, ...args], execArgv: [], env: { PATH: '/usr/bin' }, platform: 'linux', nodeMajor: 24, canExecve: true, glibcVersion: () => '2.36', ...overrides };
+}
+
+describe('commandOf', () => {
+  it('finds the command after global options, skipping the values of those that take one', () => {
+    expect(commandOf([...BIN, 'run'])).toBe('run');
+    expect(commandOf([...BIN, '-c', 'run.yaml', 'status'])).toBe('status');
+    expect(commandOf([...BIN, '--config', 'x.yaml', '--log-level', 'debug', '--account', 'acme', 'backfill', '--from', '2026-01-01'])).toBe('backfill');
+    expect(commandOf([...BIN, '--config=x.yaml', 'sync'])).toBe('sync');
+    expect(commandOf([...BIN, '--help'])).toBeUndefined();
+    expect(commandOf([...BIN])).toBeUndefined();
+  });
+});
+
+describe('planStartUpSettings', () => {
+  it('re-executes a long command on Node ≥ 22 with the malloc settings, the mark and the young generation cap, keeping the rest', () => {
+    for (const command of ['run', 'sync', 'backfill', 'push', 'reconcile', 'demo', 'state']) {
+      const plan = planStartUpSettings(situation(['-c', 'f.yaml', command], { execArgv: ['--enable-source-maps'] }));
+      expect(plan).toEqual({
+        reexecute: true,
+        env: { PATH: '/usr/bin', ...GLIBC_MALLOC_SETTINGS, FREIGHT_SYNC_REEXECUTED: '1' },
+        execArgv: ['--enable-source-maps', '--max-semi-space-size=4'],
+        gives: [...MALLOC, '--max-semi-space-size=4'],
+      });
+    }
+  });
+
+  it('gives the cap FREIGHT_SYNC_SEMI_SPACE_MIB asks for, none with 0, and leaves a cap given to node alone', () => {
+    expect(planStartUpSettings(situation(['run'], { env: { FREIGHT_SYNC_SEMI_SPACE_MIB: '8' } }))).toMatchObject({ execArgv: ['--max-semi-space-size=8'] });
+    expect(planStartUpSettings(situation(['run'], { env: { FREIGHT_SYNC_SEMI_SPACE_MIB: '0' } }))).toMatchObject({ reexecute: true, execArgv: [], gives: MALLOC });
+    expect(planStartUpSettings(situation(['run'], { execArgv: ['--max-semi-space-size=2'] }))).toMatchObject({ execArgv: ['--max-semi-space-size=2'], gives: MALLOC });
+    expect(planStartUpSettings(situation(['run'], { env: { NODE_OPTIONS: '--max-semi-space-size=16' } }))).toMatchObject({ execArgv: [], gives: MALLOC });
+  });
+
+  it('on Node 20 and 21 the young generation needs no flag (young-generation.ts holds it at run time)', () => {
+    expect(planStartUpSettings(situation(['run'], { nodeMajor: 21 }))).toMatchObject({ execArgv: [], gives: MALLOC });
+  });
+
+  it('keeps malloc tuning the environment chose, whole, and still adds a missing cap', () => {
+    expect(planStartUpSettings(situation(['run'], { env: { MALLOC_ARENA_MAX: '4' } }))).toEqual({
+      reexecute: true,
+      env: { MALLOC_ARENA_MAX: '4', FREIGHT_SYNC_REEXECUTED: '1' },
+      execArgv: ['--max-semi-space-size=4'],
+      gives: ['--max-semi-space-size=4'],
+    });
+    expect(planStartUpSettings(situation(['run'], { env: { MALLOC_TOP_PAD_: '0' } }))).toMatchObject({ gives: ['--max-semi-space-size=4'] });
+    expect(planStartUpSettings(situation(['run'], { env: { GLIBC_TUNABLES: 'glibc.malloc.arena_max=8' } }))).toMatchObject({ gives: ['--max-semi-space-size=4'] });
+    // Tunables of something else are not a malloc choice.
+    expect(planStartUpSettings(situation(['run'], { env: { GLIBC_TUNABLES: 'glibc.pthread.rseq=0' } }))).toMatchObject({ gives: [...MALLOC, '--max-semi-space-size=4'] });
+  });
+
+  it('stays when nothing is missing: the container image (its environment and entrypoint flag), or both switched off', () => {
+    const image = situation(['run'], { env: { ...GLIBC_MALLOC_SETTINGS }, execArgv: ['--max-semi-space-size=4'] });
+    expect(planStartUpSettings(image)).toMatchObject({ reexecute: false, why: expect.stringContaining('nothing missing') });
+    const off = situation(['run'], { env: { FREIGHT_SYNC_GLIBC_MALLOC: 'off', FREIGHT_SYNC_SEMI_SPACE_MIB: '0' } });
+    expect(planStartUpSettings(off)).toEqual({ reexecute: false, why: expect.stringContaining('FREIGHT_SYNC_GLIBC_MALLOC=off') });
+    // An unknown switch value leaves malloc alone too; a Node 20 needs no flag.
+    expect(planStartUpSettings(situation(['run'], { env: { FREIGHT_SYNC_GLIBC_MALLOC: 'yes' }, nodeMajor: 20 }))).toMatchObject({ reexecute: false, why: expect.stringContaining('neither auto nor off') });
+    expect(planStartUpSettings(situation(['run'], { env: { FREIGHT_SYNC_GLIBC_MALLOC: ' OFF ' }, nodeMajor: 20 }))).toMatchObject({ reexecute: false });
+  });
+
+  it('gives no malloc settings without glibc, and still the cap', () => {
+    expect(planStartUpSettings(situation(['run'], { glibcVersion: () => undefined }))).toMatchObject({ reexecute: true, gives: ['--max-semi-space-size=4'] });
+    expect(planStartUpSettings(situation(['run'], { platform: 'darwin' }))).toMatchObject({ reexecute: true, gives: ['--max-semi-space-size=4'] });
+    expect(planStartUpSettings(situation(['run'], { platform: 'darwin', nodeMajor: 20 }))).toMatchObject({ reexecute: false, why: expect.stringContaining('no glibc (darwin)') });
+  });
+
+  it('leaves short commands, help and a missing command alone, never re-executes twice, nor where it cannot', () => {
+    for (const args of [['status'], ['validate-config'], ['--help'], [], ['-c', 'run', 'check']]) {
+      expect(planStartUpSettings(situation(args))).toMatchObject({ reexecute: false, why: expect.stringContaining('short command') });
+    }
+    expect(planStartUpSettings(situation(['run'], { env: { FREIGHT_SYNC_REEXECUTED: '1' } }))).toMatchObject({ reexecute: false });
+    expect(planStartUpSettings(situation(['run'], { canExecve: false }))).toMatchObject({ reexecute: false, why: expect.stringContaining('process.execve') });
+  });
+
+  it('asks for the C library only when a re-execution is possible', () => {
+    let asked = 0;
+    const glibcVersion = () => {
+      asked += 1;
+      return '2.36';
+    };
+    planStartUpSettings(situation(['status'], { glibcVersion }));
+    planStartUpSettings(situation(['run'], { glibcVersion, canExecve: false }));
+    expect(asked).toBe(0);
+    planStartUpSettings(situation(['run'], { glibcVersion }));
+    expect(asked).toBe(1);
+  });
+});
+
+describe('describeStartUpSettings', () => {
+  it('names each setting and how the process got it', () => {
+    expect(describeStartUpSettings({ ...GLIBC_MALLOC_SETTINGS, FREIGHT_SYNC_REEXECUTED: '1' }, ['--max-semi-space-size=4'])).toBe(
+      'start-up memory settings: MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072 MALLOC_TRIM_THRESHOLD_=131072 --max-semi-space-size=4 (re-executed with them)',
+    );
+    expect(describeStartUpSettings({}, [], { reexecute: false, why: 'status: a short command' })).toBe(
+      'start-up memory settings: MALLOC_ARENA_MAX=unset MALLOC_MMAP_THRESHOLD_=unset MALLOC_TRIM_THRESHOLD_=unset no --max-semi-space-size (not re-executed: status: a short command)',
+    );
+  });
+});
