@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { fileURLToPath } from 'node:url';
 import { applyMemoryPolicy } from './memory-policy.js';
 import { reexecWithStartUpSettings } from './start-up-settings.js';
 import { raiseInterruptBudget } from './tier-up-budget.js';
@@ -6,7 +7,7 @@ import { raiseInterruptBudget } from './tier-up-budget.js';
 // A long command started without the memory settings a process takes only at start (glibc's
 // malloc, the young generation's cap on Node ≥ 22) replaces itself with one that has them, where
 // Node can (start-up-settings.ts); before anything else runs.
-reexecWithStartUpSettings();
+reexecWithStartUpSettings(fileURLToPath(import.meta.url));
 
 // Before anything else is loaded (memory-policy.ts, tier-up-budget.ts).
 applyMemoryPolicy();

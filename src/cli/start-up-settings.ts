@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { semiSpaceCapMiB } from './young-generation.js';
 
 /**
@@ -60,6 +61,12 @@ function chosenMallocTuning(env: NodeJS.ProcessEnv): string | undefined {
 
 export interface StartUpSituation {
   argv: readonly string[];
+  /**
+   * Whether argv[1] is the CLI's own entry point: only then is argv a freight-sync command line
+   * to run again (a process that imports bin.js some other way — a test runner started as `vitest
+   * run` — must never be re-executed).
+   */
+  startedAsCli: boolean;
   /** The node flags the process runs with (process.execArgv). */
   execArgv: readonly string[];
   env: NodeJS.ProcessEnv;
@@ -100,6 +107,7 @@ function missingSemiSpaceFlag(situation: StartUpSituation): { flag?: string; why
 export function planStartUpSettings(situation: StartUpSituation): StartUpPlan {
   const stay = (why: string): StartUpPlan => ({ reexecute: false, why });
   if (situation.env[REEXECUTED_MARK] === '1') return stay('re-executed already');
+  if (!situation.startedAsCli) return stay('not started as the freight-sync command');
   const command = commandOf(situation.argv);
   if (!command || !LONG_COMMANDS.has(command)) return stay(`${command ?? 'no command'}: a short command`);
   // Cheap checks first: the C library is asked only when a re-execution is possible at all.
@@ -120,16 +128,28 @@ let startPlan: StartUpPlan | undefined;
 
 type Execve = (file: string, args?: readonly string[], env?: NodeJS.ProcessEnv) => never;
 
+/** Whether `argv1` (a path as node was given it: npm's bin link, a relative path) is the file `entry`. */
+function isSameFile(argv1: string | undefined, entry: string): boolean {
+  if (!argv1) return false;
+  try {
+    return fs.realpathSync(argv1) === fs.realpathSync(entry);
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Replaces this process with itself under the settings planStartUpSettings says it lacks; returns
- * otherwise (and when the exec fails: the process goes on as it was). Called first thing in bin.ts,
- * before any output, timer or file the exec would drop (it keeps stdin, stdout and stderr only) —
- * and before the V8 flags memory-policy.ts sets, which the new process sets again.
+ * otherwise (and when the exec fails: the process goes on as it was). Called first thing in bin.ts
+ * (`entry`: its own file), before any output, timer or file the exec would drop (it keeps stdin,
+ * stdout and stderr only) — and before the V8 flags memory-policy.ts sets, which the new process
+ * sets again.
  */
-export function reexecWithStartUpSettings(): StartUpPlan {
+export function reexecWithStartUpSettings(entry: string): StartUpPlan {
   const execve = (process as unknown as { execve?: Execve }).execve;
   const plan = planStartUpSettings({
     argv: process.argv,
+    startedAsCli: isSameFile(process.argv[1], entry),
     execArgv: process.execArgv,
     env: process.env,
     platform: process.platform,

@@ -59,10 +59,11 @@ async function environmentAtConfigRead(
   command: string[],
   env: NodeJS.ProcessEnv,
   nodeFlags: string[] = [],
+  entry: string = CLI_BIN,
 ): Promise<{ environ: Map<string, string>; cmdline: string[]; code: number | null; stderr: string }> {
   const fifo = path.join(dir, `config-${Math.random().toString(36).slice(2)}.yaml`);
   execFileSync('mkfifo', [fifo]);
-  const child = spawn(probe.node!, [...nodeFlags, CLI_BIN, '-c', fifo, ...command], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(probe.node!, [...nodeFlags, entry, '-c', fifo, ...command], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   child.stdout!.resume();
@@ -106,8 +107,11 @@ describe.skipIf(!available)('start-up memory settings by re-execution (Node with
     expect(stderr.match(/YAML syntax error/g)).toHaveLength(1);
   });
 
-  it('`backfill` does too, with global options before the command', async () => {
-    const { environ, code } = await environmentAtConfigRead(['--log-level', 'warn', 'backfill', '--from', '2026-01-01', '--stream', 'loads'], plainEnv());
+  it('`backfill` does too, started through a link as npm installs the command, with global options before it', async () => {
+    const link = path.join(dir, 'freight-sync');
+    fs.symlinkSync(CLI_BIN, link);
+    const { environ, cmdline, code } = await environmentAtConfigRead(['--log-level', 'warn', 'backfill', '--from', '2026-01-01', '--stream', 'loads'], plainEnv(), [], link);
+    expect(cmdline[2]).toBe(link);
     expect(environ.get('FREIGHT_SYNC_REEXECUTED')).toBe('1');
     expect(environ.get('MALLOC_ARENA_MAX')).toBe('2');
     expect(code).toBe(2);

@@ -5,7 +5,7 @@ const BIN = ['/usr/bin/node', '/usr/lib/node_modules/freight-sync/dist/src/cli/b
 const MALLOC = Object.entries(GLIBC_MALLOC_SETTINGS).map(([name, value]) => `${name}=${value}`);
 
 function situation(args: string[], overrides: Partial<StartUpSituation> = {}): StartUpSituation {
-  return { argv: [...BIN, ...args], execArgv: [], env: { PATH: '/usr/bin' }, platform: 'linux', nodeMajor: 24, canExecve: true, glibcVersion: () => '2.36', ...overrides };
+  return { argv: [...BIN, ...args], startedAsCli: true, execArgv: [], env: { PATH: '/usr/bin' }, platform: 'linux', nodeMajor: 24, canExecve: true, glibcVersion: () => '2.36', ...overrides };
 }
 
 describe('commandOf', () => {
@@ -78,6 +78,11 @@ describe('planStartUpSettings', () => {
     }
     expect(planStartUpSettings(situation(['run'], { env: { FREIGHT_SYNC_REEXECUTED: '1' } }))).toMatchObject({ reexecute: false });
     expect(planStartUpSettings(situation(['run'], { canExecve: false }))).toMatchObject({ reexecute: false, why: expect.stringContaining('process.execve') });
+  });
+
+  it('never re-executes a process that is not the CLI itself (a test runner started as `vitest run` importing bin.js)', () => {
+    const vitest = situation([], { argv: ['/usr/bin/node', '/app/node_modules/vitest/vitest.mjs', 'run'], startedAsCli: false });
+    expect(planStartUpSettings(vitest)).toEqual({ reexecute: false, why: 'not started as the freight-sync command' });
   });
 
   it('asks for the C library only when a re-execution is possible', () => {
