@@ -42,18 +42,20 @@ prepare() {
     (cd "$dir/better-sqlite3" && PATH="$dir/node/bin:$PATH" node "$node_gyp" rebuild --release --nodedir="$dir/node" >"$dir/node-gyp.log" 2>&1) \
       || { tail -20 "$dir/node-gyp.log" >&2; exit 1; }
   fi
-  ln -s "$dir/better-sqlite3" "$dir/app/node_modules/better-sqlite3"
+  # A copy, not a link: its own requires (bindings) resolve from where it is.
+  cp -r "$dir/better-sqlite3" "$dir/app/node_modules/better-sqlite3"
 }
 
 run_case() {
   local version=$1 name=$2; shift 2
-  local dir=$work/$version
-  (cd "$dir/app" && env "$@" "$dir/node/bin/node" --input-type=module -e "
+  local dir=$work/$version out
+  out=$(cd "$dir/app" && env "$@" "$dir/node/bin/node" --input-type=module -e "
     const { benchBackfill } = await import('$dir/app/dist/bench/pull-backfill.js');
     const r = await benchBackfill({ loads: $loads, sink: 'csv', mapping: 'default' });
     if (r.delivered !== $loads) throw new Error('delivered ' + r.delivered + ' of $loads');
-    console.log([process.version, '$name', $loads, r.seconds.toFixed(1), r.peakRssMiB.toFixed(1)].join(' | '));
-  " 2>&1 | tail -1)
+    console.log('| ' + [process.version, '$name', $loads, r.seconds.toFixed(1), r.peakRssMiB.toFixed(1)].join(' | ') + ' |');
+  " 2>&1) || { echo "$out" | tail -15 >&2; exit 1; }
+  echo "$out" | tail -1
 }
 
 for version in "${versions[@]}"; do prepare "$version"; done
