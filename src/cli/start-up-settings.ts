@@ -34,7 +34,7 @@ const FLAG_ONLY_YOUNG_GENERATION_FROM = 22;
 
 /**
  * The commands that run long or move many records: a short command (`status`, `--help`) would
- * pay a second start-up (~50 ms) for memory it never reaches.
+ * pay a second start-up (~90 ms) for memory it never reaches.
  */
 const LONG_COMMANDS = new Set(['run', 'sync', 'backfill', 'push', 'reconcile', 'demo', 'state']);
 /** Global options that take a value as the next argument (main.ts), skipped to find the command. */
@@ -187,7 +187,7 @@ export function describeStartUpSettings(
   const malloc = Object.keys(GLIBC_MALLOC_SETTINGS)
     .map((name) => `${name}=${env[name] ?? 'unset'}`)
     .join(' ');
-  const semiSpace = [...execArgv, ...(env.NODE_OPTIONS ?? '').split(/\s+/)].find((arg) => /^--max[-_]semi[-_]space[-_]size\b/.test(arg)) ?? 'no --max-semi-space-size';
+  const semiSpace = [...execArgv, ...(env.NODE_OPTIONS ?? '').split(/\s+/)].find((arg) => /^--max[-_]semi[-_]space[-_]size\b/.test(arg)) ?? '--max-semi-space-size=unset';
   const how = env[REEXECUTED_MARK] === '1' ? 're-executed with them' : plan && !plan.reexecute ? `not re-executed: ${plan.why}` : 'as started';
-  return `start-up memory settings: ${malloc} ${semiSpace} (${how})`;
+  return `start-up memory settings: ${malloc} ${semiSpace}; ${how}`;
 }

@@ -64,6 +64,8 @@ describe('freight-sync run: shutdown', () => {
     expect(exit.code, run.stderr().slice(-2000)).toBe(0);
     expect(tookMs).toBeLessThan(10_000);
     expect(run.stderr()).toMatch(/draining/);
+    // The start-up log names the memory settings a process takes only at start, and how it got them.
+    expect(run.stderr()).toMatch(/start-up memory settings: MALLOC_ARENA_MAX=\S+ MALLOC_MMAP_THRESHOLD_=\S+ MALLOC_TRIM_THRESHOLD_=\S+ --max-semi-space-size=\S+; (re-executed with them|not re-executed: .+|as started)"/);
 
     // Everything delivered before the stop is committed: a new run continues from there.
     const committed = loadsDelivered(stateFile);

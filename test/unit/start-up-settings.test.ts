@@ -102,10 +102,10 @@ describe('planStartUpSettings', () => {
 describe('describeStartUpSettings', () => {
   it('names each setting and how the process got it', () => {
     expect(describeStartUpSettings({ ...GLIBC_MALLOC_SETTINGS, FREIGHT_SYNC_REEXECUTED: '1' }, ['--max-semi-space-size=4'])).toBe(
-      'start-up memory settings: MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072 MALLOC_TRIM_THRESHOLD_=131072 --max-semi-space-size=4 (re-executed with them)',
+      'start-up memory settings: MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072 MALLOC_TRIM_THRESHOLD_=131072 --max-semi-space-size=4; re-executed with them',
     );
     expect(describeStartUpSettings({}, [], { reexecute: false, why: 'status: a short command' })).toBe(
-      'start-up memory settings: MALLOC_ARENA_MAX=unset MALLOC_MMAP_THRESHOLD_=unset MALLOC_TRIM_THRESHOLD_=unset no --max-semi-space-size (not re-executed: status: a short command)',
+      'start-up memory settings: MALLOC_ARENA_MAX=unset MALLOC_MMAP_THRESHOLD_=unset MALLOC_TRIM_THRESHOLD_=unset --max-semi-space-size=unset; not re-executed: status: a short command',
     );
   });
 });

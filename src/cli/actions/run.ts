@@ -25,7 +25,7 @@ export async function runAction(options: { initialSync: boolean }, command: Comm
       const runner = await startDaemon({ services: daemon.services, logger: prepared.logger });
       // One line once everything is up: addresses bound, first pass, streams (issue 13).
       prepared.logger.info(daemon.ready());
-      prepared.logger.debug(describeStartUpSettings());
+      prepared.logger.info(describeStartUpSettings());
       const stop = () => {
         prepared.logger.info('stopping: finishing current batches');
         void runner.stop('signal');
