@@ -27,7 +27,10 @@ export const GLIBC_MALLOC_SETTINGS: Readonly<Record<string, string>> = {
 
 /** `auto` (the default) gives the malloc settings where they are missing; `off` never does. */
 export const MALLOC_SWITCH = 'FREIGHT_SYNC_GLIBC_MALLOC';
-/** Set in the re-executed process's environment: what `describeStartUpSettings` reports, and the guard against a second re-execution. */
+/**
+ * Set in the re-executed process's environment, the guard against a second re-execution; taken
+ * out of process.env as that process starts, so the processes it starts do not inherit it.
+ */
 export const REEXECUTED_MARK = 'FREIGHT_SYNC_REEXECUTED';
 /** The first Node major whose V8 ignores the growth factor young-generation.ts sets at run time. */
 const FLAG_ONLY_YOUNG_GENERATION_FROM = 22;
@@ -125,6 +128,8 @@ export function planStartUpSettings(situation: StartUpSituation): StartUpPlan {
 
 /** What reexecWithStartUpSettings decided at start (undefined when it did not run: tests, benchmarks). */
 let startPlan: StartUpPlan | undefined;
+/** Whether this process is the re-executed one (its mark is taken out of process.env at start). */
+let reexecuted = false;
 
 type Execve = (file: string, args?: readonly string[], env?: NodeJS.ProcessEnv) => never;
 
@@ -146,6 +151,14 @@ function isSameFile(argv1: string | undefined, entry: string): boolean {
  * sets again.
  */
 export function reexecWithStartUpSettings(entry: string): StartUpPlan {
+  if (process.env[REEXECUTED_MARK] === '1') {
+    // The mark guards this process only: a process it starts (`demo`'s daemon, a child of a
+    // test) decides for itself, with the malloc variables it inherits and the flags it is given.
+    delete process.env[REEXECUTED_MARK];
+    reexecuted = true;
+    startPlan = { reexecute: false, why: 're-executed already' };
+    return startPlan;
+  }
   const execve = (process as unknown as { execve?: Execve }).execve;
   const plan = planStartUpSettings({
     argv: process.argv,
@@ -188,6 +201,6 @@ export function describeStartUpSettings(
     .map((name) => `${name}=${env[name] ?? 'unset'}`)
     .join(' ');
   const semiSpace = [...execArgv, ...(env.NODE_OPTIONS ?? '').split(/\s+/)].find((arg) => /^--max[-_]semi[-_]space[-_]size\b/.test(arg)) ?? '--max-semi-space-size=unset';
-  const how = env[REEXECUTED_MARK] === '1' ? 're-executed with them' : plan && !plan.reexecute ? `not re-executed: ${plan.why}` : 'as started';
+  const how = reexecuted || env[REEXECUTED_MARK] === '1' ? 're-executed with them' : plan && !plan.reexecute ? `not re-executed: ${plan.why}` : 'as started';
   return `start-up memory settings: ${malloc} ${semiSpace}; ${how}`;
 }
