@@ -1,4 +1,5 @@
 import { setFlagsFromString } from 'node:v8';
+import { nodeArgsOf } from './node-args.js';
 
 /** Old-generation growth between full collections, percent of the heap that survived the last one. */
 export const DEFAULT_HEAP_GROWING_PERCENT = 50;
@@ -13,7 +14,7 @@ export const DEFAULT_HEAP_GROWING_PERCENT = 50;
  * `--heap-growing-percent` on node's command line wins (node refuses it in NODE_OPTIONS; the check
  * reads NODE_OPTIONS too, for a node that would take it).
  */
-export function limitHeapGrowth(env: NodeJS.ProcessEnv = process.env, nodeArgs: readonly string[] = [...process.execArgv, ...(env.NODE_OPTIONS ?? '').split(/\s+/)]): number | undefined {
+export function limitHeapGrowth(env: NodeJS.ProcessEnv = process.env, nodeArgs: readonly string[] = nodeArgsOf(env)): number | undefined {
   if (nodeArgs.some((arg) => /^--heap[-_]growing[-_]percent\b/.test(arg))) return undefined;
   const raw = env.FREIGHT_SYNC_HEAP_GROWING_PERCENT;
   const percent = raw === undefined || raw.trim() === '' ? DEFAULT_HEAP_GROWING_PERCENT : Number(raw);

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
-import { semiSpaceCapMiB } from './young-generation.js';
+import { nodeArgsOf } from './node-args.js';
+import { semiSpaceCapMiB, semiSpaceFlagGiven } from './young-generation.js';
 
 /**
  * Memory settings that take effect only when a process starts, and the re-execution that gives them
@@ -85,6 +86,13 @@ export type StartUpPlan =
   | { reexecute: true; env: NodeJS.ProcessEnv; execArgv: string[]; gives: string[] }
   | { reexecute: false; why: string };
 
+/** A warning when MALLOC_SWITCH holds neither `auto` nor `off` (a typo must not pass unseen). */
+export function mistypedMallocSwitch(env: NodeJS.ProcessEnv): string | undefined {
+  const raw = env[MALLOC_SWITCH];
+  const choice = raw?.trim().toLowerCase() || 'auto';
+  return choice === 'auto' || choice === 'off' ? undefined : `${MALLOC_SWITCH}=${raw} is neither auto nor off: glibc's malloc settings are left as the environment has them`;
+}
+
 /** The malloc settings this process lacks and should have, or why none. */
 function missingMalloc(situation: StartUpSituation): { env?: Record<string, string>; why: string } {
   const { env } = situation;
@@ -101,7 +109,7 @@ function missingMalloc(situation: StartUpSituation): { env?: Record<string, stri
 /** The young generation's cap as a node flag when this Node needs it as one, or why not. */
 function missingSemiSpaceFlag(situation: StartUpSituation): { flag?: string; why: string } {
   if (situation.nodeMajor < FLAG_ONLY_YOUNG_GENERATION_FROM) return { why: `Node ${situation.nodeMajor} holds the young generation's cap at run time` };
-  const cap = semiSpaceCapMiB(situation.env, [...situation.execArgv, ...(situation.env.NODE_OPTIONS ?? '').split(/\s+/)]);
+  const cap = semiSpaceCapMiB(situation.env, nodeArgsOf(situation.env, situation.execArgv));
   if (cap === undefined) return { why: 'the young generation is left to V8 or to a node flag given' };
   return { flag: `--max-semi-space-size=${cap}`, why: 'young generation cap' };
 }
@@ -159,6 +167,9 @@ export function reexecWithStartUpSettings(entry: string): StartUpPlan {
     startPlan = { reexecute: false, why: 're-executed already' };
     return startPlan;
   }
+  const mistyped = mistypedMallocSwitch(process.env);
+  // Written at once (fs.writeSync): an exec right after would drop a write still queued.
+  if (mistyped) fs.writeSync(2, `freight-sync: ${mistyped}\n`);
   const execve = (process as unknown as { execve?: Execve }).execve;
   const plan = planStartUpSettings({
     argv: process.argv,
@@ -200,7 +211,7 @@ export function describeStartUpSettings(
   const malloc = Object.keys(GLIBC_MALLOC_SETTINGS)
     .map((name) => `${name}=${env[name] ?? 'unset'}`)
     .join(' ');
-  const semiSpace = [...execArgv, ...(env.NODE_OPTIONS ?? '').split(/\s+/)].find((arg) => /^--max[-_]semi[-_]space[-_]size\b/.test(arg)) ?? '--max-semi-space-size=unset';
+  const semiSpace = semiSpaceFlagGiven(nodeArgsOf(env, execArgv)) ?? '--max-semi-space-size=unset';
   const how = reexecuted || env[REEXECUTED_MARK] === '1' ? 're-executed with them' : plan && !plan.reexecute ? `not re-executed: ${plan.why}` : 'as started';
   return `start-up memory settings: ${malloc} ${semiSpace}; ${how}`;
 }

@@ -1,4 +1,5 @@
 import { setFlagsFromString } from 'node:v8';
+import { nodeArgsOf } from './node-args.js';
 
 /** Bytecode, in KiB, a function runs per tick towards V8's optimising compiler in `freight-sync` on Node 20. */
 export const DEFAULT_INTERRUPT_BUDGET_KIB = 264;
@@ -23,7 +24,7 @@ const V8_MAJOR_LEFT_ALONE = 12;
  */
 export function raiseInterruptBudget(
   env: NodeJS.ProcessEnv = process.env,
-  nodeArgs: readonly string[] = [...process.execArgv, ...(env.NODE_OPTIONS ?? '').split(/\s+/)],
+  nodeArgs: readonly string[] = nodeArgsOf(env),
   v8Version: string = process.versions.v8,
   setFlag: (flag: string) => void = setFlagsFromString,
 ): number | undefined {

@@ -1,5 +1,6 @@
 import { PerformanceObserver } from 'node:perf_hooks';
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
+import { nodeArgsOf } from './node-args.js';
 
 /** Largest semi-space the young generation grows to, MiB (V8's own limit on 64-bit is 16). */
 export const DEFAULT_SEMI_SPACE_MIB = 4;
@@ -21,13 +22,18 @@ const realV8: YoungGenerationV8 = {
   setGrowthFactor: (factor) => setFlagsFromString(`--semi-space-growth-factor=${factor}`),
 };
 
+/** The `--max-semi-space-size` given to node among `nodeArgs`, if any. */
+export function semiSpaceFlagGiven(nodeArgs: readonly string[]): string | undefined {
+  return nodeArgs.find((arg) => /^--max[-_]semi[-_]space[-_]size\b/.test(arg));
+}
+
 /**
  * The semi-space cap in MiB this process should keep to: the default, the one of
  * `FREIGHT_SYNC_SEMI_SPACE_MIB`, or none (`0`, not a whole number, or a `--max-semi-space-size`
  * given to node, which wins).
  */
-export function semiSpaceCapMiB(env: NodeJS.ProcessEnv = process.env, nodeArgs: readonly string[] = [...process.execArgv, ...(env.NODE_OPTIONS ?? '').split(/\s+/)]): number | undefined {
-  if (nodeArgs.some((arg) => /^--max[-_]semi[-_]space[-_]size\b/.test(arg))) return undefined;
+export function semiSpaceCapMiB(env: NodeJS.ProcessEnv = process.env, nodeArgs: readonly string[] = nodeArgsOf(env)): number | undefined {
+  if (semiSpaceFlagGiven(nodeArgs)) return undefined;
   const raw = env.FREIGHT_SYNC_SEMI_SPACE_MIB;
   const mib = raw === undefined || raw.trim() === '' ? DEFAULT_SEMI_SPACE_MIB : Number(raw);
   return Number.isInteger(mib) && mib > 0 ? mib : undefined;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { commandOf, describeStartUpSettings, GLIBC_MALLOC_SETTINGS, planStartUpSettings, type StartUpSituation } from '../../src/cli/start-up-settings.js';
+import { commandOf, describeStartUpSettings, GLIBC_MALLOC_SETTINGS, mistypedMallocSwitch, planStartUpSettings, type StartUpSituation } from '../../src/cli/start-up-settings.js';
 
 const BIN = ['/usr/bin/node', '/usr/lib/node_modules/freight-sync/dist/src/cli/bin.js'];
 const MALLOC = Object.entries(GLIBC_MALLOC_SETTINGS).map(([name, value]) => `${name}=${value}`);
@@ -96,6 +96,15 @@ describe('planStartUpSettings', () => {
     expect(asked).toBe(0);
     planStartUpSettings(situation(['run'], { glibcVersion }));
     expect(asked).toBe(1);
+  });
+});
+
+describe('mistypedMallocSwitch', () => {
+  it('warns of a value that is neither auto nor off, naming it, and of nothing else', () => {
+    expect(mistypedMallocSwitch({ FREIGHT_SYNC_GLIBC_MALLOC: 'of' })).toBe(
+      "FREIGHT_SYNC_GLIBC_MALLOC=of is neither auto nor off: glibc's malloc settings are left as the environment has them",
+    );
+    for (const value of [undefined, '', 'auto', 'off', ' OFF ', 'Auto']) expect(mistypedMallocSwitch({ FREIGHT_SYNC_GLIBC_MALLOC: value })).toBeUndefined();
   });
 });
 
