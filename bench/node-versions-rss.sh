@@ -7,6 +7,7 @@
 #           settings it lacks (src/cli/start-up-settings.ts; Node ≥ 22.15)
 #   image   as the container image starts it: the three malloc variables in the environment and
 #           --max-semi-space-size=4 (here through NODE_OPTIONS), nothing re-executed
+# and, per version, the peak RSS of `freight-sync --help` (goal ≤ 60 MB) in each round.
 # Node binaries come from the npm registry (node-linux-<arch>@<version>, the official builds);
 # better-sqlite3 is rebuilt for each against that Node's headers in a scratch copy (~1–2 min the
 # first time). Run `npm run build` first.
@@ -62,8 +63,15 @@ for version in "${versions[@]}"; do prepare "$version"; done
 malloc=(MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072 MALLOC_TRIM_THRESHOLD_=131072)
 echo "| Node | case | loads | seconds | peak RSS MiB |"
 echo "|---|---|---|---|---|"
+run_help() {
+  local version=$1 dir=$work/$1 kib
+  kib=$(cd "$dir/app" && FREIGHT_SYNC_REPORT_RSS=1 "$dir/node/bin/node" dist/src/cli/bin.js --help 2>&1 >/dev/null | sed -n 's/^freight-sync: peak-rss-kib=//p')
+  echo "| $("$dir/node/bin/node" -p process.version) | --help | — | — | $(awk "BEGIN { printf \"%.1f\", $kib / 1024 }") |"
+}
+
 for _ in $(seq 1 "$rounds"); do
   for version in "${versions[@]}"; do
+    run_help "$version"
     run_case "$version" before FREIGHT_SYNC_REEXECUTED=1
     run_case "$version" auto FREIGHT_SYNC_GLIBC_MALLOC=auto
     run_case "$version" image "${malloc[@]}" NODE_OPTIONS=--max-semi-space-size=4

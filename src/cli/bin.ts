@@ -2,6 +2,7 @@
 import { fileURLToPath } from 'node:url';
 import { applyMemoryPolicy } from './memory-policy.js';
 import { reexecWithStartUpSettings } from './start-up-settings.js';
+import { holdOptimisingCompilerWhileLoading } from './start-up-tiering.js';
 import { raiseInterruptBudget } from './tier-up-budget.js';
 
 // A long command started without the memory settings a process takes only at start (glibc's
@@ -9,9 +10,11 @@ import { raiseInterruptBudget } from './tier-up-budget.js';
 // Node can (start-up-settings.ts); before anything else runs.
 reexecWithStartUpSettings(fileURLToPath(import.meta.url));
 
-// Before anything else is loaded (memory-policy.ts, tier-up-budget.ts).
+// Before anything else is loaded (memory-policy.ts, tier-up-budget.ts, start-up-tiering.ts: TurboFan
+// waits until a command's action starts).
 applyMemoryPolicy();
 raiseInterruptBudget();
+holdOptimisingCompilerWhileLoading();
 
 // Benchmarks read the process's peak memory from this line (peak-rss.ts).
 if (process.env.FREIGHT_SYNC_REPORT_RSS === '1') {

@@ -3,6 +3,7 @@ import { isConfigError, isUsageError, describeError } from '../util/errors.js';
 import { scrubSecrets } from '../util/secrets.js';
 import { EXIT_OK, EXIT_USAGE, EXIT_WORK_FAILED } from './exit-codes.js';
 import { commandModules } from './commands/index.js';
+import { releaseOptimisingCompiler } from './start-up-tiering.js';
 
 export function buildProgram(): Command {
   const program = new Command();
@@ -14,6 +15,8 @@ export function buildProgram(): Command {
     .option('--account <name>', 'with a config that names several accounts: the one to act on (run and status act on all by default)')
     .showHelpAfterError()
     .exitOverride()
+    // TurboFan was held back while the modules loaded (start-up-tiering.ts); a command's work needs it.
+    .hook('preAction', releaseOptimisingCompiler)
     .addHelpText(
       'after',
       '\nExit codes: 0 success, 1 the work failed, 2 bad usage or bad configuration.',
