@@ -232,7 +232,10 @@ export class ApiClient {
           attempt -= 1;
           continue;
         }
-        const scan = spec.peek && response.status >= 200 && response.status < 300 ? scanListBody(response.bytes) : undefined;
+        const succeeded = response.status >= 200 && response.status < 300;
+        // The reader may not want this page parsed yet (list-peek.ts): the bytes wait, unparsed.
+        if (succeeded && spec.peek?.whenWanted) await spec.peek.whenWanted(spec.signal);
+        const scan = spec.peek && succeeded ? scanListBody(response.bytes) : undefined;
         // A request the handler started goes out before this parse; otherwise nothing waits (the
         // body is held no longer than without a handler).
         if (scan && spec.peek && spec.peek(listPeekOf(scan))) await turnOfEventLoop();

@@ -21,7 +21,16 @@ export interface ListPeek {
  * Returns whether it started a request: only then does the call let the event loop turn before
  * the parse, so that request goes out first.
  */
-export type ListPeekHandler = (peek: ListPeek) => boolean;
+export interface ListPeekHandler {
+  (peek: ListPeek): boolean;
+  /**
+   * Awaited when a 2xx answer's bytes are in, before they are peeked at or parsed: resolves when
+   * the reader wants the page. A reader ahead of a busy consumer keeps the answer as bytes (off the
+   * JS heap) until then, not as records that would outlive young-generation collections
+   * (sync/read-ahead.ts, ConsumerDemand). Rejects when the call's signal aborts.
+   */
+  whenWanted?: (signal?: AbortSignal) => Promise<void>;
+}
 
 export function listPeekOf(scan: ListScan): ListPeek {
   return { count: scannedElementCount(scan), element: (index) => parseScannedElement(scan, index) };

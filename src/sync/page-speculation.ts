@@ -15,6 +15,8 @@ interface Ahead<R, P> {
   controller: AbortController;
   /** The reader asked for this request itself: only then may its answer start the next guess. */
   claimed: boolean;
+  /** Lets an answer that waits for its claim (see `start`) go on. */
+  onClaim?: () => void;
 }
 
 /**
@@ -48,6 +50,8 @@ export class PageSpeculation<R extends PageRequest, P> {
     private readonly depth = 1,
     /** Asked when an answer's elements are in: may a request be sent ahead now? */
     private readonly mayAskAhead: () => boolean = () => true,
+    /** Awaited before an answer is peeked at and parsed (ListPeekHandler.whenWanted). */
+    private readonly whenWanted?: (signal?: AbortSignal) => Promise<void>,
   ) {
     // One listener for the whole read, not AbortSignal.any per request: on Node 20 every signal
     // AbortSignal.any makes stays registered on a long-lived source signal (nodejs/node#55351;
@@ -66,6 +70,7 @@ export class PageSpeculation<R extends PageRequest, P> {
     const head = this.ahead.shift();
     if (head && sameRequest(head.request, request)) {
       head.claimed = true;
+      head.onClaim?.();
       this.usedTotal += 1;
       return head.answer;
     }
@@ -110,6 +115,13 @@ export class PageSpeculation<R extends PageRequest, P> {
       this.ahead.push(this.start(next, false));
       return true;
     };
+    const whenWanted = this.whenWanted;
+    // An answer the reader has not asked for yet (a guess) waits for its claim first: the consumer
+    // may be waiting for the page before it, not for this one.
+    if (whenWanted) onPeek.whenWanted = async (signal) => {
+      if (!entry.claimed) await untilClaimed(entry, signal);
+      await whenWanted(signal);
+    };
     if (this.signal.aborted) controller.abort(this.signal.reason);
     this.inFlight.add(controller);
     entry.answer = this.send(request, controller.signal, onPeek);
@@ -129,6 +141,19 @@ export class PageSpeculation<R extends PageRequest, P> {
       this.wastedTotal += 1;
     }
   }
+}
+
+/** Resolves when the reader claims `entry`; rejects when `signal` aborts first (a wrong guess discarded). */
+function untilClaimed(entry: Ahead<unknown, unknown>, signal: AbortSignal | undefined): Promise<void> {
+  if (signal?.aborted) return Promise.reject(signal.reason);
+  return new Promise<void>((resolve, reject) => {
+    const onAbort = (): void => reject(signal!.reason);
+    entry.onClaim = () => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
 }
 
 function sameRequest(a: PageRequest, b: PageRequest): boolean {

@@ -66,6 +66,13 @@ export interface Chunk<TCursor> {
   rejected: RejectedItem[];
   /** Work to do in the same transaction as the checkpoint (e.g. invoice bookkeeping). */
   afterCommit?: Array<(side: SyncSideStore) => Promise<void>>;
+  /**
+   * `records` is this chunk's own array, read by nothing once the chunk is delivered: the engine
+   * empties it then, so the records go even where a suspended generator still holds a stale
+   * reference to the chunk (sync/read-ahead.ts, ConsumerDemand). Unset where a reader yields an
+   * array again (closed-window.ts delivers a page's items twice when it splits a window).
+   */
+  recordsReleasable?: true;
 }
 
 export interface StreamDefinition<TCursor = unknown, TOptions = Record<string, unknown>> {

@@ -7,7 +7,7 @@ import { isExpectedFailure } from '../util/log-errors.js';
 import type { Logger } from '../util/logger.js';
 import { contentHash } from './content-hash.js';
 import { cursorCompletedAt, cursorInProgress, cursorPosition } from './cursor-position.js';
-import { readAhead } from './read-ahead.js';
+import { ConsumerDemand, readAhead } from './read-ahead.js';
 import type { FileStore, SyncRecord } from '../contracts/index.js';
 import type { SinkRefusal } from '../state/stores/quarantine-store.js';
 import type { SyncSideStore } from '../state/stores/sync-side-store.js';
@@ -254,11 +254,12 @@ export async function runStream(deps: StreamRunDeps, request: StreamRunRequest):
       logger,
       side: deps.stores.side,
       files: deps.files?.get(stream),
-      demand: { waiting: true },
     };
     const readFrom = async (from: unknown): Promise<void> => {
-      const chunks = definition.read(env, from, plan, request.signal);
-      for await (const chunk of definition.dependsOnCommits ? chunks : readAhead(chunks, env.demand)) {
+      // One demand per read-ahead: it is stopped when its consumer stops.
+      const demand = new ConsumerDemand();
+      const chunks = definition.read({ ...env, demand }, from, plan, request.signal);
+      for await (const chunk of definition.dependsOnCommits ? chunks : readAhead(chunks, demand)) {
         const outcome = await deliverBatch(deps, {
           definition,
           sinks: request.sinks,
@@ -270,6 +271,9 @@ export async function runStream(deps: StreamRunDeps, request: StreamRunRequest):
           checkpoint: { key: cursorKey, cursor: chunk.cursor },
           afterCommit: chunk.afterCommit,
         });
+        // Delivered and committed: the records go now, not when this chunk's last reference does
+        // (a suspended generator keeps stale references to what it handled; see ConsumerDemand).
+        if (chunk.recordsReleasable) chunk.records.length = 0;
         summary.delivered += outcome.delivered;
         summary.upserts += outcome.upserts;
         summary.deletes += outcome.deletes;

@@ -168,4 +168,46 @@ describe('PageSpeculation', () => {
     server.answer(1);
     expect(server.pages()).toEqual([1]);
   });
+
+  it('an answer sent ahead waits for the reader to claim it before it asks whether the page is wanted (whenWanted)', async () => {
+    const server = new ManualServer();
+    const asked: number[] = [];
+    const wantedWhen = async (): Promise<void> => {
+      asked.push(server.sent.length);
+    };
+    const reader = new PageSpeculation<Req, string>(server.send, guessNext, new AbortController().signal, 1, () => true, wantedWhen);
+    const first = reader.fetch({ page: 1 });
+    // The reader's own request is claimed: it asks at once.
+    await server.sent[0]!.peek.whenWanted!(server.sent[0]!.signal);
+    expect(asked).toEqual([1]);
+    server.answer(1);
+    expect(await first).toBe('page 1');
+    const ahead = server.sent[1]!;
+    expect(ahead.request).toEqual({ page: 2 });
+    let wanted = false;
+    const waiting = ahead.peek.whenWanted!(ahead.signal).then(() => (wanted = true));
+    await setImmediate();
+    expect(wanted).toBe(false);
+    expect(asked).toEqual([1]);
+    const second = reader.fetch({ page: 2 });
+    await waiting;
+    expect(asked).toEqual([1, 2]);
+    server.answer(2, 0);
+    expect(await second).toBe('page 2');
+  });
+
+  it('a guess discarded while it waits for its claim rejects its wait (its request is aborted)', async () => {
+    const server = new ManualServer();
+    const reader = new PageSpeculation<Req, string>(server.send, guessNext, new AbortController().signal, 1, () => true, async () => undefined);
+    const first = reader.fetch({ page: 1 });
+    server.answer(1);
+    await first;
+    const ahead = server.sent[1]!;
+    const waiting = ahead.peek.whenWanted!(ahead.signal);
+    // The reader asks for another page: the guess is aborted.
+    void reader.fetch({ page: 7 });
+    await expect(waiting).rejects.toBeDefined();
+    expect(ahead.signal.aborted).toBe(true);
+    reader.close();
+  });
 });

@@ -29,7 +29,9 @@ export async function listCall<T>(
     skip: typeof query.skip === 'number' ? query.skip : undefined,
     count: result.envelope.count ?? undefined,
     nextPageToken: result.envelope.other?.pageToken ?? null,
-    envelope: result.envelope,
+    // The rest of the envelope (count, pageToken); its `data` are the items above, not referenced
+    // twice: a page's reader lets go of them once handed over (sync/strategies/keyset.ts).
+    envelope: { ...result.envelope, data: undefined },
   };
 }
 

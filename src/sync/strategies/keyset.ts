@@ -77,6 +77,8 @@ export async function* readKeyset(
     1,
     // Only while the engine waits for this reader: ahead of a busy sink it gains nothing.
     () => env.demand?.waiting ?? true,
+    // Ahead of a busy sink, an answer waits as bytes until the engine wants it (read-ahead.ts).
+    env.demand ? (requestSignal) => env.demand!.whenWaiting(requestSignal) : undefined,
   );
   try {
     yield* readRanges();
@@ -172,7 +174,11 @@ export async function* readKeyset(
         }
         next = { ...state, window: { ...window, lower: iso(lastMs), seenAtLower } };
       }
-      yield { records: fresh, cursor: next, batchId, pages: pages + speculation.takeWasted(), rejected: page.rejected };
+      yield { records: fresh, cursor: next, batchId, pages: pages + speculation.takeWasted(), rejected: page.rejected, recordsReleasable: true };
+      // Handed over: the page's records are let go of here, not when a stale reference this
+      // suspended generator keeps to the page is overwritten by the next one, after its parse
+      // (sync/read-ahead.ts, ConsumerDemand). The chunk keeps its own array of them.
+      page.items.length = 0;
       state = next;
       if (!state.window) return;
     }
