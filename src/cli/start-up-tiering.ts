@@ -8,8 +8,8 @@ import { nodeArgsOf } from './node-args.js';
  * Resolving the ~50 modules `freight-sync --help` loads calls node's own `path.normalizeString`
  * often enough that, on Node 22, TurboFan compiles it and `isPosixPathSeparator` (`--trace-opt`):
  * ~5 MiB of TurboFan's machine code is paged in from the node binary for a process that exits
- * milliseconds later. `--help` then peaked at 58.8–59.0 MiB (61.7 MB, over the 60 MB goal), and
- * at 52.7 MiB with TurboFan held back. Nothing the CLI loads runs hot before an action starts, so a
+ * milliseconds later. `--help` then peaked at 57.4–57.7 MiB (60.2–60.5 MB, over the 60 MB goal),
+ * and at 51.4 MiB with TurboFan held back. Nothing the CLI loads runs hot before an action starts, so a
  * command that does work is compiled as before: the hold ends in commander's `preAction` hook
  * (main.ts), before the action's own modules load.
  *
