@@ -11,7 +11,7 @@
  * or kept by a stale reference in a suspended generator (keyset.ts, Chunk.recordsReleasable)
  * through the next parse, they outlived two scavenges and were promoted: 40–98% of each
  * scavenge's survivors, 35–37 full collections instead of 1 in two 20,000-load backfills, and
- * ~35% more CPU per page (Node 22: 15.6–16.7 ms against 11.1–12.5). Whether a run fell into that
+ * ~35% more CPU per page (Node 22: 14.7–16.7 ms against 10.8–12.5). Whether a run fell into that
  * state depended on timing; the base build did in 6 of 12 runs, this one in none of 12
  * (bench/results-cpu.md, sixteenth session).
  */
