@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { fileURLToPath } from 'node:url';
 import { applyMemoryPolicy } from './memory-policy.js';
+import { mistypedNumberSettings } from './mistyped-settings.js';
 import { reexecWithStartUpSettings } from './start-up-settings.js';
 import { holdOptimisingCompilerWhileLoading } from './start-up-tiering.js';
 import { raiseInterruptBudget } from './tier-up-budget.js';
@@ -15,6 +16,7 @@ reexecWithStartUpSettings(fileURLToPath(import.meta.url));
 applyMemoryPolicy();
 raiseInterruptBudget();
 holdOptimisingCompilerWhileLoading();
+for (const warning of mistypedNumberSettings(process.env)) process.stderr.write(`freight-sync: ${warning}\n`);
 
 // Benchmarks read the process's peak memory from this line (peak-rss.ts).
 if (process.env.FREIGHT_SYNC_REPORT_RSS === '1') {
