@@ -89,6 +89,10 @@ STOPSIGNAL SIGTERM
 # --max-semi-space-size=4: the young generation's cap (two 4 MiB semi-spaces). Node 22's V8 takes
 # it only as a flag at start (src/cli/start-up-settings.ts); without it a 10^5-load backfill's
 # young generation grew to 32 MiB, all resident (bench/results-scaling.md, fifteenth session).
-# FREIGHT_SYNC_SEMI_SPACE_MIB does not apply to this image: change the flag with --entrypoint.
-ENTRYPOINT ["node", "--max-semi-space-size=4", "dist/src/cli/bin.js"]
+# --no-maglev: where node is built with V8's Maglev compiler (a NODE_MAJOR=24 image), pages were
+# still promoted under Maglev-compiled code, each costing full collections (bench/results-cpu.md);
+# Node 22 has no Maglev and ignores the flag. With it here the daemon need not re-execute itself.
+# FREIGHT_SYNC_SEMI_SPACE_MIB and FREIGHT_SYNC_MAGLEV do not apply to this image: change the flags
+# with --entrypoint.
+ENTRYPOINT ["node", "--max-semi-space-size=4", "--no-maglev", "dist/src/cli/bin.js"]
 CMD ["run", "-c", "/config/freight-sync.yaml"]

@@ -74,6 +74,8 @@ done
 # run time (src/cli/start-up-settings.ts); the entrypoint passes it so the daemon need not re-execute.
 image_entrypoint=$(pod image inspect --format '{{json .Config.Entrypoint}}' "$IMAGE")
 [[ "$image_entrypoint" == *'"--max-semi-space-size=4"'* ]] || fail "image entrypoint lacks --max-semi-space-size=4 (has: $image_entrypoint)"
+# --no-maglev likewise, for an image built on a node with Maglev (Node 24); the others ignore it.
+[[ "$image_entrypoint" == *'"--no-maglev"'* ]] || fail "image entrypoint lacks --no-maglev (has: $image_entrypoint)"
 
 # ---- what is inside node_modules: production packages of the lockfile only, left-out drivers absent ----
 say "image contents: no dev dependency, drivers as built"

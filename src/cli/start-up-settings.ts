@@ -3,13 +3,17 @@ import { nodeArgsOf } from './node-args.js';
 import { semiSpaceCapMiB, semiSpaceFlagGiven } from './young-generation.js';
 
 /**
- * Memory settings that take effect only when a process starts, and the re-execution that gives them
- * to a long `freight-sync` command started without them (issue 14, memory):
+ * Settings that take effect only when a process starts, and the re-execution that gives them to a
+ * long `freight-sync` command started without them (issue 14, memory and CPU):
  *
  * - glibc's malloc reads its tuning from the environment at start (GLIBC_MALLOC_SETTINGS);
  * - on Node ≥ 22 the young generation's cap must be a node flag (`--max-semi-space-size`): its
  *   V8 no longer lets the growth factor hold it (young-generation.ts), and it grows to two 16 MiB
- *   semi-spaces, all resident.
+ *   semi-spaces, all resident;
+ * - where node is built with V8's Maglev compiler (Node 24; Node 20 and 22 are built without it),
+ *   `--no-maglev`: under Maglev-compiled code a 50-record page still outlived the 4 MiB young
+ *   generation and was promoted, each costing full collections (bench/results-cpu.md, sixteenth
+ *   and seventeenth sessions). Set at run time (`v8.setFlagsFromString`) it did not help.
  *
  * The container image starts with both (Dockerfile); a process started some other way (`npm i -g`,
  * a systemd unit, a shell) gets them, on Node ≥ 22.15, by replacing itself once with the same
@@ -33,6 +37,10 @@ export const MALLOC_SWITCH = 'FREIGHT_SYNC_GLIBC_MALLOC';
  * out of process.env as that process starts, so the processes it starts do not inherit it.
  */
 export const REEXECUTED_MARK = 'FREIGHT_SYNC_REEXECUTED';
+/** `off` (the default): a long command runs without Maglev where node has it; `on`: as V8 has it. */
+export const MAGLEV_SWITCH = 'FREIGHT_SYNC_MAGLEV';
+/** A node flag that already says how Maglev runs (or that nothing is compiled): left as given. */
+const MAGLEV_FLAG = /^--(?:no[-_])?(?:maglev|jitless)(?:[-_=]|$)/;
 /** The first Node major whose V8 ignores the growth factor young-generation.ts sets at run time. */
 const FLAG_ONLY_YOUNG_GENERATION_FROM = 22;
 
@@ -80,23 +88,35 @@ export interface StartUpSituation {
   canExecve: boolean;
   /** glibc's version at run time; undefined on musl and non-Linux systems. Asked only when needed. */
   glibcVersion: () => string | undefined;
+  /** Whether node's V8 is built with Maglev (`process.config.variables.v8_enable_maglev`), on by default then. */
+  maglevBuiltIn: boolean;
 }
 
 export type StartUpPlan =
   | { reexecute: true; env: NodeJS.ProcessEnv; execArgv: string[]; gives: string[] }
   | { reexecute: false; why: string };
 
-/** A warning when MALLOC_SWITCH holds neither `auto` nor `off` (a typo must not pass unseen). */
-export function mistypedMallocSwitch(env: NodeJS.ProcessEnv): string | undefined {
-  const raw = env[MALLOC_SWITCH];
-  const choice = raw?.trim().toLowerCase() || 'auto';
-  return choice === 'auto' || choice === 'off' ? undefined : `${MALLOC_SWITCH}=${raw} is neither auto nor off: glibc's malloc settings are left as the environment has them`;
+/** A switch's choice: its value trimmed and lower-cased, or `fallback` when unset or empty. */
+function choiceOf(env: NodeJS.ProcessEnv, name: string, fallback: string): string {
+  return env[name]?.trim().toLowerCase() || fallback;
+}
+
+/** A warning for each start-up switch holding a value it does not know (a typo must not pass unseen). */
+export function mistypedStartUpSwitches(env: NodeJS.ProcessEnv): string[] {
+  const warnings: string[] = [];
+  if (!['auto', 'off'].includes(choiceOf(env, MALLOC_SWITCH, 'auto'))) {
+    warnings.push(`${MALLOC_SWITCH}=${env[MALLOC_SWITCH]} is neither auto nor off: glibc's malloc settings are left as the environment has them`);
+  }
+  if (!['off', 'on'].includes(choiceOf(env, MAGLEV_SWITCH, 'off'))) {
+    warnings.push(`${MAGLEV_SWITCH}=${env[MAGLEV_SWITCH]} is neither off nor on: Maglev is left as V8 has it`);
+  }
+  return warnings;
 }
 
 /** The malloc settings this process lacks and should have, or why none. */
 function missingMalloc(situation: StartUpSituation): { env?: Record<string, string>; why: string } {
   const { env } = situation;
-  const choice = env[MALLOC_SWITCH]?.trim().toLowerCase() || 'auto';
+  const choice = choiceOf(env, MALLOC_SWITCH, 'auto');
   if (choice === 'off') return { why: `${MALLOC_SWITCH}=off` };
   if (choice !== 'auto') return { why: `${MALLOC_SWITCH}=${env[MALLOC_SWITCH]} is neither auto nor off` };
   const chosen = chosenMallocTuning(env);
@@ -114,6 +134,16 @@ function missingSemiSpaceFlag(situation: StartUpSituation): { flag?: string; why
   return { flag: `--max-semi-space-size=${cap}`, why: 'young generation cap' };
 }
 
+/** `--no-maglev` when this node runs Maglev and nothing chose otherwise, or why not. */
+function missingMaglevFlag(situation: StartUpSituation): { flag?: string; why: string } {
+  if (!situation.maglevBuiltIn) return { why: 'no Maglev in this node' };
+  const choice = choiceOf(situation.env, MAGLEV_SWITCH, 'off');
+  if (choice === 'on') return { why: `${MAGLEV_SWITCH}=on` };
+  if (choice !== 'off') return { why: `${MAGLEV_SWITCH}=${situation.env[MAGLEV_SWITCH]} is neither off nor on` };
+  if (nodeArgsOf(situation.env, situation.execArgv).some((arg) => MAGLEV_FLAG.test(arg))) return { why: 'Maglev is left to the node flag given' };
+  return { flag: '--no-maglev', why: 'Maglev off' };
+}
+
 /** Whether to re-execute, and with which environment and node flags. */
 export function planStartUpSettings(situation: StartUpSituation): StartUpPlan {
   const stay = (why: string): StartUpPlan => ({ reexecute: false, why });
@@ -124,13 +154,15 @@ export function planStartUpSettings(situation: StartUpSituation): StartUpPlan {
   // Cheap checks first: the C library is asked only when a re-execution is possible at all.
   if (!situation.canExecve) return stay('this Node cannot re-execute itself (process.execve: Node ≥ 22.15)');
   const semiSpace = missingSemiSpaceFlag(situation);
+  const maglev = missingMaglevFlag(situation);
   const malloc = missingMalloc(situation);
-  if (!semiSpace.flag && !malloc.env) return stay(`nothing missing (${malloc.why}; ${semiSpace.why})`);
+  const flags = [semiSpace.flag, maglev.flag].filter((flag): flag is string => flag !== undefined);
+  if (flags.length === 0 && !malloc.env) return stay(`nothing missing (${malloc.why}; ${semiSpace.why}; ${maglev.why})`);
   return {
     reexecute: true,
     env: { ...situation.env, ...malloc.env, [REEXECUTED_MARK]: '1' },
-    execArgv: semiSpace.flag ? [...situation.execArgv, semiSpace.flag] : [...situation.execArgv],
-    gives: [...Object.entries(malloc.env ?? {}).map(([name, value]) => `${name}=${value}`), ...(semiSpace.flag ? [semiSpace.flag] : [])],
+    execArgv: [...situation.execArgv, ...flags],
+    gives: [...Object.entries(malloc.env ?? {}).map(([name, value]) => `${name}=${value}`), ...flags],
   };
 }
 
@@ -167,9 +199,8 @@ export function reexecWithStartUpSettings(entry: string): StartUpPlan {
     startPlan = { reexecute: false, why: 're-executed already' };
     return startPlan;
   }
-  const mistyped = mistypedMallocSwitch(process.env);
   // Written at once (fs.writeSync): an exec right after would drop a write still queued.
-  if (mistyped) fs.writeSync(2, `freight-sync: ${mistyped}\n`);
+  for (const warning of mistypedStartUpSwitches(process.env)) fs.writeSync(2, `freight-sync: ${warning}\n`);
   const execve = (process as unknown as { execve?: Execve }).execve;
   const plan = planStartUpSettings({
     argv: process.argv,
@@ -191,6 +222,7 @@ export function reexecWithStartUpSettings(entry: string): StartUpPlan {
         report.excludeNetwork = excluded;
       }
     },
+    maglevBuiltIn: maglevBuiltIn(),
   });
   startPlan = plan;
   if (!plan.reexecute) return plan;
@@ -202,16 +234,24 @@ export function reexecWithStartUpSettings(entry: string): StartUpPlan {
   return startPlan;
 }
 
-/** One line on the process's start-up memory settings, for the daemon's start-up log. */
+/** Whether this node's V8 is built with Maglev (Node 24: yes; Node 20 and 22: no). */
+export function maglevBuiltIn(): boolean {
+  return (process.config.variables as Record<string, unknown>).v8_enable_maglev === 1;
+}
+
+/** One line on the process's start-up settings, for the daemon's start-up log. */
 export function describeStartUpSettings(
   env: NodeJS.ProcessEnv = process.env,
   execArgv: readonly string[] = process.execArgv,
   plan: StartUpPlan | undefined = startPlan,
+  withMaglev: boolean = maglevBuiltIn(),
 ): string {
   const malloc = Object.keys(GLIBC_MALLOC_SETTINGS)
     .map((name) => `${name}=${env[name] ?? 'unset'}`)
     .join(' ');
-  const semiSpace = semiSpaceFlagGiven(nodeArgsOf(env, execArgv)) ?? '--max-semi-space-size=unset';
+  const nodeArgs = nodeArgsOf(env, execArgv);
+  const semiSpace = semiSpaceFlagGiven(nodeArgs) ?? '--max-semi-space-size=unset';
+  const maglev = withMaglev ? (nodeArgs.filter((arg) => MAGLEV_FLAG.test(arg)).join(' ') || 'maglev=on') : 'maglev=not built in';
   const how = reexecuted || env[REEXECUTED_MARK] === '1' ? 're-executed with them' : plan && !plan.reexecute ? `not re-executed: ${plan.why}` : 'as started';
-  return `start-up memory settings: ${malloc} ${semiSpace}; ${how}`;
+  return `start-up settings: ${malloc} ${semiSpace} ${maglev}; ${how}`;
 }

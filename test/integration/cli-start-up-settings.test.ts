@@ -8,10 +8,10 @@ import { assertBuilt, CLI_BIN } from '../helpers/cli-process.js';
 import { requireService, type ServiceProbe } from '../helpers/services.js';
 
 /**
- * A long command started without the memory settings a process takes only at start (glibc's
- * malloc from the environment, the young generation's cap as a node flag) replaces itself with one
- * that has them (src/cli/start-up-settings.ts), on a Node with `process.execve` (≥ 22.15). This
- * machine's Node may be older: FREIGHT_SYNC_TEST_EXECVE_NODE names a newer one (.ci/run fetches
+ * A long command started without the settings a process takes only at start (glibc's malloc from
+ * the environment, the young generation's cap and, where node has Maglev, `--no-maglev` as node
+ * flags) replaces itself with one that has them (src/cli/start-up-settings.ts), on a Node with
+ * `process.execve` (≥ 22.15). This machine's Node may be older: FREIGHT_SYNC_TEST_EXECVE_NODE names a newer one (.ci/run fetches
  * one from the npm registry). The built CLI runs with its config file a FIFO, so it waits, after
  * the point where it would re-execute, until the test has read its environment and command line
  * (/proc/<pid>/environ and cmdline: the running program's own) — then gets a broken config and
@@ -36,6 +36,10 @@ function probeExecveNode(): ServiceProbe & { node?: string } {
 
 const probe = probeExecveNode();
 const available = requireService('a Node with process.execve', probe);
+/** The flag a long command adds where that node is built with Maglev (Node 24), none otherwise. */
+const maglevFlags = probe.node && execFileSync(probe.node, ['-p', 'process.config.variables.v8_enable_maglev'], { encoding: 'utf8' }).trim() === '1' ? ['--no-maglev'] : [];
+/** The container image's entrypoint flags (Dockerfile). */
+const IMAGE_FLAGS = ['--max-semi-space-size=4', '--no-maglev'];
 
 let dir: string;
 beforeAll(() => {
@@ -98,10 +102,12 @@ describe.skipIf(!available)('start-up memory settings by re-execution (Node with
     const { environ, cmdline, code, stderr } = await environmentAtConfigRead(['run'], plainEnv(), ['--enable-source-maps']);
     for (const [name, value] of Object.entries(GLIBC_MALLOC_SETTINGS)) expect(environ.get(name), name).toBe(value);
     expect(environ.get('FREIGHT_SYNC_REEXECUTED')).toBe('1');
-    // The rest of the environment and node's own flags are passed on; the cap comes after them.
+    // The rest of the environment and node's own flags are passed on; the cap (and on Node 24
+    // --no-maglev) comes after them.
     expect(environ.get('PATH')).toBe(process.env.PATH);
-    expect(cmdline.slice(1, 3)).toEqual(['--enable-source-maps', '--max-semi-space-size=4']);
-    expect(cmdline.slice(3)).toEqual([CLI_BIN, '-c', expect.stringMatching(/config-.*\.yaml$/), 'run']);
+    const flags = ['--enable-source-maps', '--max-semi-space-size=4', ...maglevFlags];
+    expect(cmdline.slice(1, 1 + flags.length)).toEqual(flags);
+    expect(cmdline.slice(1 + flags.length)).toEqual([CLI_BIN, '-c', expect.stringMatching(/config-.*\.yaml$/), 'run']);
     // The broken config is reported once, with the usage exit code: the program ran once, after the exec.
     expect(code).toBe(2);
     expect(stderr.match(/YAML syntax error/g)).toHaveLength(1);
@@ -111,26 +117,40 @@ describe.skipIf(!available)('start-up memory settings by re-execution (Node with
     const link = path.join(dir, 'freight-sync');
     fs.symlinkSync(CLI_BIN, link);
     const { environ, cmdline, code } = await environmentAtConfigRead(['--log-level', 'warn', 'backfill', '--from', '2026-01-01', '--stream', 'loads'], plainEnv(), [], link);
-    expect(cmdline[2]).toBe(link);
+    expect(cmdline[2 + maglevFlags.length]).toBe(link);
     expect(environ.get('FREIGHT_SYNC_REEXECUTED')).toBe('1');
     expect(environ.get('MALLOC_ARENA_MAX')).toBe('2');
     expect(code).toBe(2);
   });
 
   it('starts as it is where nothing is missing, as in the container image (its environment, its entrypoint flag)', async () => {
-    const { environ, cmdline, code } = await environmentAtConfigRead(['run'], plainEnv(GLIBC_MALLOC_SETTINGS as Record<string, string>), ['--max-semi-space-size=4']);
+    const { environ, cmdline, code } = await environmentAtConfigRead(['run'], plainEnv(GLIBC_MALLOC_SETTINGS as Record<string, string>), IMAGE_FLAGS);
     expect(environ.has('FREIGHT_SYNC_REEXECUTED')).toBe(false);
-    expect(cmdline.filter((arg) => arg.startsWith('--max-semi-space-size'))).toEqual(['--max-semi-space-size=4']);
+    expect(cmdline.slice(1, 3)).toEqual(IMAGE_FLAGS);
     expect(code).toBe(2);
   });
 
-  it('keeps malloc settings the environment has, re-executes nothing when both are switched off or for a short command', async () => {
+  it('with FREIGHT_SYNC_MAGLEV=on leaves Maglev as V8 has it; a mistyped value is reported once and does the same', async () => {
+    const on = await environmentAtConfigRead(['run'], plainEnv({ ...(GLIBC_MALLOC_SETTINGS as Record<string, string>), FREIGHT_SYNC_MAGLEV: 'on' }), ['--max-semi-space-size=4']);
+    expect(on.environ.has('FREIGHT_SYNC_REEXECUTED')).toBe(false);
+    expect(on.cmdline.some((arg) => arg.includes('maglev'))).toBe(false);
+    expect(on.code).toBe(2);
+
+    const typo = await environmentAtConfigRead(['run'], plainEnv({ FREIGHT_SYNC_MAGLEV: 'nope' }));
+    expect(typo.cmdline.some((arg) => arg.includes('maglev'))).toBe(false);
+    // The malloc settings and the cap are still given; the warning is written once, before the exec.
+    expect(typo.environ.get('MALLOC_ARENA_MAX')).toBe('2');
+    expect(typo.stderr.match(/FREIGHT_SYNC_MAGLEV=nope is neither off nor on/g)).toHaveLength(1);
+    expect(typo.code).toBe(2);
+  });
+
+  it('keeps malloc settings the environment has, re-executes nothing when all are switched off or for a short command', async () => {
     const chosen = await environmentAtConfigRead(['run'], plainEnv({ MALLOC_ARENA_MAX: '4' }));
     expect(chosen.environ.get('MALLOC_ARENA_MAX')).toBe('4');
     expect(chosen.environ.has('MALLOC_MMAP_THRESHOLD_')).toBe(false);
     expect(chosen.code).toBe(2);
 
-    const off = await environmentAtConfigRead(['run'], plainEnv({ FREIGHT_SYNC_GLIBC_MALLOC: 'off', FREIGHT_SYNC_SEMI_SPACE_MIB: '0' }));
+    const off = await environmentAtConfigRead(['run'], plainEnv({ FREIGHT_SYNC_GLIBC_MALLOC: 'off', FREIGHT_SYNC_SEMI_SPACE_MIB: '0', FREIGHT_SYNC_MAGLEV: 'on' }));
     expect(off.environ.has('MALLOC_ARENA_MAX')).toBe(false);
     expect(off.environ.has('FREIGHT_SYNC_REEXECUTED')).toBe(false);
     expect(off.cmdline.some((arg) => arg.startsWith('--max-semi-space-size'))).toBe(false);

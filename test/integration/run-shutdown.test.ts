@@ -65,7 +65,7 @@ describe('freight-sync run: shutdown', () => {
     expect(tookMs).toBeLessThan(10_000);
     expect(run.stderr()).toMatch(/draining/);
     // The start-up log names the memory settings a process takes only at start, and how it got them.
-    expect(run.stderr()).toMatch(/start-up memory settings: MALLOC_ARENA_MAX=\S+ MALLOC_MMAP_THRESHOLD_=\S+ MALLOC_TRIM_THRESHOLD_=\S+ --max-semi-space-size=\S+; (re-executed with them|not re-executed: .+|as started)"/);
+    expect(run.stderr()).toMatch(/start-up settings: MALLOC_ARENA_MAX=\S+ MALLOC_MMAP_THRESHOLD_=\S+ MALLOC_TRIM_THRESHOLD_=\S+ --max-semi-space-size=\S+ (--no-maglev|maglev=on|maglev=not built in); (re-executed with them|not re-executed: .+|as started)"/);
 
     // Everything delivered before the stop is committed: a new run continues from there.
     const committed = loadsDelivered(stateFile);

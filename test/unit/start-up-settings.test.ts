@@ -1,12 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { commandOf, describeStartUpSettings, GLIBC_MALLOC_SETTINGS, mistypedMallocSwitch, planStartUpSettings, type StartUpSituation } from '../../src/cli/start-up-settings.js';
+import { commandOf, describeStartUpSettings, GLIBC_MALLOC_SETTINGS, mistypedStartUpSwitches, planStartUpSettings, type StartUpSituation } from '../../src/cli/start-up-settings.js';
 
 const BIN = ['/usr/bin/node', '/usr/lib/node_modules/freight-sync/dist/src/cli/bin.js'];
 const MALLOC = Object.entries(GLIBC_MALLOC_SETTINGS).map(([name, value]) => `${name}=${value}`);
 
+/** A Node 22 (the image's: no Maglev built in) unless overridden; NODE_24 is one with Maglev. */
 function situation(args: string[], overrides: Partial<StartUpSituation> = {}): StartUpSituation {
-  return { argv: [...BIN, ...args], startedAsCli: true, execArgv: [], env: { PATH: '/usr/bin' }, platform: 'linux', nodeMajor: 24, canExecve: true, glibcVersion: () => '2.36', ...overrides };
+  return { argv: [...BIN, ...args], startedAsCli: true, execArgv: [], env: { PATH: '/usr/bin' }, platform: 'linux', nodeMajor: 22, canExecve: true, glibcVersion: () => '2.36', maglevBuiltIn: false, ...overrides };
 }
+const NODE_24: Partial<StartUpSituation> = { nodeMajor: 24, maglevBuiltIn: true };
 
 describe('commandOf', () => {
   it('finds the command after global options, skipping the values of those that take one', () => {
@@ -85,6 +87,34 @@ describe('planStartUpSettings', () => {
     expect(planStartUpSettings(vitest)).toEqual({ reexecute: false, why: 'not started as the freight-sync command' });
   });
 
+  it('where node has Maglev (Node 24), adds --no-maglev after the cap, and stays only once the flags of the image include it', () => {
+    expect(planStartUpSettings(situation(['run'], { ...NODE_24, execArgv: ['--enable-source-maps'] }))).toEqual({
+      reexecute: true,
+      env: { PATH: '/usr/bin', ...GLIBC_MALLOC_SETTINGS, FREIGHT_SYNC_REEXECUTED: '1' },
+      execArgv: ['--enable-source-maps', '--max-semi-space-size=4', '--no-maglev'],
+      gives: [...MALLOC, '--max-semi-space-size=4', '--no-maglev'],
+    });
+    const image = { ...NODE_24, env: { ...GLIBC_MALLOC_SETTINGS } };
+    expect(planStartUpSettings(situation(['run'], { ...image, execArgv: ['--max-semi-space-size=4'] }))).toMatchObject({ reexecute: true, execArgv: ['--max-semi-space-size=4', '--no-maglev'], gives: ['--no-maglev'] });
+    expect(planStartUpSettings(situation(['run'], { ...image, execArgv: ['--max-semi-space-size=4', '--no-maglev'] }))).toMatchObject({ reexecute: false, why: expect.stringContaining('nothing missing') });
+  });
+
+  it('leaves Maglev as V8 has it with FREIGHT_SYNC_MAGLEV=on, an unknown value, or a node flag that names it', () => {
+    const image = { ...NODE_24, env: { ...GLIBC_MALLOC_SETTINGS }, execArgv: ['--max-semi-space-size=4'] };
+    expect(planStartUpSettings(situation(['run'], { ...image, env: { ...image.env, FREIGHT_SYNC_MAGLEV: ' On ' } }))).toMatchObject({ reexecute: false, why: expect.stringContaining('FREIGHT_SYNC_MAGLEV=on') });
+    expect(planStartUpSettings(situation(['run'], { ...image, env: { ...image.env, FREIGHT_SYNC_MAGLEV: 'no' } }))).toMatchObject({ reexecute: false, why: expect.stringContaining('neither off nor on') });
+    for (const flag of ['--maglev', '--no-maglev', '--no_maglev', '--jitless', '--maglev-inlining']) {
+      expect(planStartUpSettings(situation(['run'], { ...image, execArgv: [...image.execArgv, flag] })), flag).toMatchObject({ reexecute: false });
+      expect(planStartUpSettings(situation(['run'], { ...image, env: { ...image.env, NODE_OPTIONS: flag } })), flag).toMatchObject({ reexecute: false });
+    }
+    // A flag that merely starts alike is not one of Maglev's.
+    expect(planStartUpSettings(situation(['run'], { ...image, execArgv: [...image.execArgv, '--maglevity'] }))).toMatchObject({ reexecute: true, gives: ['--no-maglev'] });
+    // FREIGHT_SYNC_MAGLEV=off is the default, spelled out.
+    expect(planStartUpSettings(situation(['run'], { ...image, env: { ...image.env, FREIGHT_SYNC_MAGLEV: 'OFF' } }))).toMatchObject({ reexecute: true, gives: ['--no-maglev'] });
+    // Without Maglev built in (Node 20, 22) there is nothing to switch off.
+    expect(planStartUpSettings(situation(['run'], { env: { ...GLIBC_MALLOC_SETTINGS }, execArgv: ['--max-semi-space-size=4'] }))).toMatchObject({ reexecute: false, why: expect.stringContaining('no Maglev in this node') });
+  });
+
   it('asks for the C library only when a re-execution is possible', () => {
     let asked = 0;
     const glibcVersion = () => {
@@ -99,22 +129,25 @@ describe('planStartUpSettings', () => {
   });
 });
 
-describe('mistypedMallocSwitch', () => {
-  it('warns of a value that is neither auto nor off, naming it, and of nothing else', () => {
-    expect(mistypedMallocSwitch({ FREIGHT_SYNC_GLIBC_MALLOC: 'of' })).toBe(
+describe('mistypedStartUpSwitches', () => {
+  it('warns of each switch holding a value it does not know, naming it, and of nothing else', () => {
+    expect(mistypedStartUpSwitches({ FREIGHT_SYNC_GLIBC_MALLOC: 'of', FREIGHT_SYNC_MAGLEV: 'false' })).toEqual([
       "FREIGHT_SYNC_GLIBC_MALLOC=of is neither auto nor off: glibc's malloc settings are left as the environment has them",
-    );
-    for (const value of [undefined, '', 'auto', 'off', ' OFF ', 'Auto']) expect(mistypedMallocSwitch({ FREIGHT_SYNC_GLIBC_MALLOC: value })).toBeUndefined();
+      'FREIGHT_SYNC_MAGLEV=false is neither off nor on: Maglev is left as V8 has it',
+    ]);
+    for (const value of [undefined, '', 'auto', 'off', ' OFF ', 'Auto']) expect(mistypedStartUpSwitches({ FREIGHT_SYNC_GLIBC_MALLOC: value })).toEqual([]);
+    for (const value of [undefined, '', 'on', 'off', ' On ']) expect(mistypedStartUpSwitches({ FREIGHT_SYNC_MAGLEV: value })).toEqual([]);
   });
 });
 
 describe('describeStartUpSettings', () => {
   it('names each setting and how the process got it', () => {
-    expect(describeStartUpSettings({ ...GLIBC_MALLOC_SETTINGS, FREIGHT_SYNC_REEXECUTED: '1' }, ['--max-semi-space-size=4'])).toBe(
-      'start-up memory settings: MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072 MALLOC_TRIM_THRESHOLD_=131072 --max-semi-space-size=4; re-executed with them',
+    expect(describeStartUpSettings({ ...GLIBC_MALLOC_SETTINGS, FREIGHT_SYNC_REEXECUTED: '1' }, ['--max-semi-space-size=4', '--no-maglev'], undefined, true)).toBe(
+      'start-up settings: MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072 MALLOC_TRIM_THRESHOLD_=131072 --max-semi-space-size=4 --no-maglev; re-executed with them',
     );
-    expect(describeStartUpSettings({}, [], { reexecute: false, why: 'status: a short command' })).toBe(
-      'start-up memory settings: MALLOC_ARENA_MAX=unset MALLOC_MMAP_THRESHOLD_=unset MALLOC_TRIM_THRESHOLD_=unset --max-semi-space-size=unset; not re-executed: status: a short command',
+    expect(describeStartUpSettings({}, [], { reexecute: false, why: 'status: a short command' }, true)).toBe(
+      'start-up settings: MALLOC_ARENA_MAX=unset MALLOC_MMAP_THRESHOLD_=unset MALLOC_TRIM_THRESHOLD_=unset --max-semi-space-size=unset maglev=on; not re-executed: status: a short command',
     );
+    expect(describeStartUpSettings({}, ['--max-semi-space-size=4'], undefined, false)).toMatch(/--max-semi-space-size=4 maglev=not built in; as started$/);
   });
 });
