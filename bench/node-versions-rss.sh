@@ -4,9 +4,13 @@
 #   before  the process as it starts, no re-execution (FREIGHT_SYNC_REEXECUTED=1): as builds
 #           before the fifteenth session ran on that Node
 #   auto    as `npm i -g` runs it now: a long command re-executes itself with the start-up
-#           settings it lacks (src/cli/start-up-settings.ts; Node ≥ 22.15)
+#           settings it lacks (src/cli/start-up-settings.ts; Node ≥ 22.15): on Node 24 these
+#           include --no-maglev
+#   maglev  as auto with FREIGHT_SYNC_MAGLEV=on: Maglev left as V8 has it (as auto was before the
+#           seventeenth session); only on a node built with Maglev
 #   image   as the container image starts it: the three malloc variables in the environment and
-#           --max-semi-space-size=4 (here through NODE_OPTIONS), nothing re-executed
+#           node --max-semi-space-size=4 --no-maglev (its entrypoint), nothing re-executed
+# CASES (environment) picks some of them: CASES="auto maglev" bench/node-versions-rss.sh 1000000
 # and, per version, the peak RSS of `freight-sync --help` (goal ≤ 60 MB) in each round.
 # Node binaries come from the npm registry (node-linux-<arch>@<version>, the official builds);
 # better-sqlite3 is rebuilt for each against that Node's headers in a scratch copy (~1–2 min the
@@ -48,11 +52,12 @@ prepare() {
 }
 
 run_case() {
-  local version=$1 name=$2; shift 2
+  local version=$1 name=$2 flags=$3; shift 3
   local dir=$work/$version out
+  [[ " ${CASES:-before auto maglev image} " == *" $name "* ]] || return 0
   out=$(cd "$dir/app" && env "$@" "$dir/node/bin/node" --input-type=module -e "
     const { benchBackfill } = await import('$dir/app/dist/bench/pull-backfill.js');
-    const r = await benchBackfill({ loads: $loads, sink: 'csv', mapping: 'default' });
+    const r = await benchBackfill({ loads: $loads, sink: 'csv', mapping: 'default', nodeFlags: $flags });
     if (r.delivered !== $loads) throw new Error('delivered ' + r.delivered + ' of $loads');
     console.log('| ' + [process.version, '$name', $loads, r.seconds.toFixed(1), r.peakRssMiB.toFixed(1)].join(' | ') + ' |');
   " 2>&1) || { echo "$out" | tail -15 >&2; exit 1; }
@@ -72,8 +77,11 @@ run_help() {
 for _ in $(seq 1 "$rounds"); do
   for version in "${versions[@]}"; do
     run_help "$version"
-    run_case "$version" before FREIGHT_SYNC_REEXECUTED=1
-    run_case "$version" auto FREIGHT_SYNC_GLIBC_MALLOC=auto
-    run_case "$version" image "${malloc[@]}" NODE_OPTIONS=--max-semi-space-size=4
+    run_case "$version" before '[]' FREIGHT_SYNC_REEXECUTED=1
+    run_case "$version" auto '[]' FREIGHT_SYNC_GLIBC_MALLOC=auto
+    if [ "$("$work/$version/node/bin/node" -p process.config.variables.v8_enable_maglev)" = 1 ]; then
+      run_case "$version" maglev '[]' FREIGHT_SYNC_MAGLEV=on
+    fi
+    run_case "$version" image '["--max-semi-space-size=4", "--no-maglev"]' "${malloc[@]}"
   done
 done

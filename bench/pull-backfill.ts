@@ -38,6 +38,8 @@ export async function benchBackfill(options: {
   mapping?: 'default' | 'slim';
   rateLimit?: number;
   clientRate?: number;
+  /** Node flags for the child, before the CLI's path (as the container image's entrypoint gives them). */
+  nodeFlags?: string[];
 }): Promise<BackfillBenchResult> {
   const sim = await startSimulator({
     variant: 'main',
@@ -72,7 +74,7 @@ export async function benchBackfill(options: {
     sim.resetStats();
     const to = new Date(sim.now().getTime() - 5000).toISOString();
     const started = process.hrtime.bigint();
-    const child = spawn(process.execPath, [CLI, 'backfill', '--from', sim.options.dataStart, '--to', to, '-c', configFile], {
+    const child = spawn(process.execPath, [...(options.nodeFlags ?? []), CLI, 'backfill', '--from', sim.options.dataStart, '--to', to, '-c', configFile], {
       env: { ...process.env, FREIGHT_SYNC_REPORT_RSS: '1' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

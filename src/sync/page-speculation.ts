@@ -1,4 +1,5 @@
 import type { ListPeek, ListPeekHandler } from '../api/list-peek.js';
+import { untilNotified } from '../util/abort.js';
 
 /** One request of a paged reader, compared field by field. */
 export type PageRequest = Readonly<Record<string, string | number>>;
@@ -145,15 +146,12 @@ export class PageSpeculation<R extends PageRequest, P> {
 
 /** Resolves when the reader claims `entry`; rejects when `signal` aborts first (a wrong guess discarded). */
 function untilClaimed(entry: Ahead<unknown, unknown>, signal: AbortSignal | undefined): Promise<void> {
-  if (signal?.aborted) return Promise.reject(signal.reason);
-  return new Promise<void>((resolve, reject) => {
-    const onAbort = (): void => reject(signal!.reason);
-    entry.onClaim = () => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
+  return untilNotified((claimed) => {
+    entry.onClaim = claimed;
+    return () => {
+      entry.onClaim = undefined;
     };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
+  }, signal);
 }
 
 function sameRequest(a: PageRequest, b: PageRequest): boolean {

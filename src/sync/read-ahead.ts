@@ -1,3 +1,5 @@
+import { untilNotified } from '../util/abort.js';
+
 /**
  * Whether the consumer of a read-ahead waits for its next item right now. A reader may work
  * further ahead (ask for a page before it is needed) only then: a busy consumer would not take
@@ -40,19 +42,10 @@ export class ConsumerDemand {
    */
   whenWaiting(signal?: AbortSignal): Promise<void> {
     if (this.consumerWaits || this.stopped) return Promise.resolve();
-    if (signal?.aborted) return Promise.reject(signal.reason);
-    return new Promise<void>((resolve, reject) => {
-      const onAbort = (): void => {
-        this.wakers.delete(wake);
-        reject(signal!.reason);
-      };
-      const wake = (): void => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve();
-      };
+    return untilNotified((wake) => {
       this.wakers.add(wake);
-      signal?.addEventListener('abort', onAbort, { once: true });
-    });
+      return () => this.wakers.delete(wake);
+    }, signal);
   }
 
   /** The consumer stops taking items: readers waiting for it go on (and their items are dropped). */

@@ -15,6 +15,25 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
+/**
+ * Resolves when the callback handed to `subscribe` is called, or rejects with the signal's reason
+ * as soon as it aborts; `subscribe` returns how to take the callback back, which an abort does.
+ */
+export function untilNotified(subscribe: (notify: () => void) => () => void, signal?: AbortSignal): Promise<void> {
+  if (signal?.aborted) return Promise.reject(abortReason(signal));
+  return new Promise<void>((resolve, reject) => {
+    const onAbort = (): void => {
+      unsubscribe();
+      reject(abortReason(signal!));
+    };
+    const unsubscribe = subscribe(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    });
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
 export function abortReason(signal: AbortSignal): Error {
   const reason: unknown = signal.reason;
   if (reason instanceof Error) return reason;
