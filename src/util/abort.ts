@@ -22,15 +22,17 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 export function untilNotified(subscribe: (notify: () => void) => () => void, signal?: AbortSignal): Promise<void> {
   if (signal?.aborted) return Promise.reject(abortReason(signal));
   return new Promise<void>((resolve, reject) => {
+    let unsubscribe = (): void => undefined;
     const onAbort = (): void => {
       unsubscribe();
       reject(abortReason(signal!));
     };
-    const unsubscribe = subscribe(() => {
+    // Listening first: a source that notifies at once, inside `subscribe`, must leave no listener behind.
+    signal?.addEventListener('abort', onAbort, { once: true });
+    unsubscribe = subscribe(() => {
       signal?.removeEventListener('abort', onAbort);
       resolve();
     });
-    signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
 

@@ -50,6 +50,18 @@ describe('untilNotified', () => {
     expect(events.subscribed).toBe(false);
   });
 
+  it('resolves a source that notifies at once, inside subscribe, leaving no listener on the signal', async () => {
+    const controller = new AbortController();
+    let unsubscribed = 0;
+    await untilNotified((notify) => {
+      notify();
+      return () => (unsubscribed += 1);
+    }, controller.signal);
+    // Were the abort listener still there, aborting would take the (long gone) callback back.
+    controller.abort(new Error('later'));
+    expect(unsubscribed).toBe(0);
+  });
+
   it('waits without a signal until notified', async () => {
     const events = source();
     const waiting = untilNotified(events.subscribe);
